@@ -1,0 +1,1 @@
+"""Sweeps over rundb binaries: specs, planner, runner/executors, results tables and report."""

@@ -1,0 +1,67 @@
+"""python3 -m experiments {list,run,report}."""
+import argparse
+import sys
+
+from experiments.planner import describe_pending, plan
+from experiments.specs import all_specs, load_spec
+
+
+def cmd_list(args):
+    for spec in all_specs():
+        print(f"{spec['name']}: {spec['paper']} {spec['figure']}: {spec['title']}")
+        for scale in spec["scales"]:
+            p = plan(spec, scale, repeat=1)
+            print(f"  {scale}: {len(p.runs)} runs per repetition, binaries "
+                  f"{', '.join('-'.join(pair) for pair in p.pairs) or 'none'}")
+        for entry in spec["pending"]:
+            print(f"  pending: {describe_pending(entry)}")
+    return 0
+
+
+def cmd_run(args):
+    from experiments.runner import run_sweep
+
+    p = plan(load_spec(args.spec), args.scale, args.repeat)
+    summary = run_sweep(p, args.results, executor=args.executor, scheduler=args.scheduler,
+                        workers=args.workers, nvm_dir=args.nvm_dir, timeout=args.timeout)
+    print(f"ran {summary.ran}, skipped {summary.skipped} already done, "
+          f"failed {len(summary.failed)}")
+    for key, error in summary.failed:
+        print(f"  failed {key}: {error}", file=sys.stderr)
+    print(f"table: {summary.csv}")
+    for fig in summary.figures:
+        print(f"figure: {fig}")
+    return 1 if summary.failed else 0
+
+
+def cmd_report(args):
+    from experiments.report import write_report
+
+    path, count = write_report(args.results)
+    print(f"report: {path} ({count} sweeps)")
+    return 0
+
+
+def main(argv=None):
+    from experiments.runner import DEFAULT_NVM_DIR
+
+    ap = argparse.ArgumentParser(prog="python3 -m experiments",
+                                 description="Run nvtestbed sweeps and plot them.")
+    sub = ap.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="list specs, their run counts and pending entries")
+    run = sub.add_parser("run", help="build, run (resuming) and plot one sweep")
+    run.add_argument("spec", help="spec name in experiments/specs, or a path to a .yaml")
+    run.add_argument("--scale", default="small", help="a scale the spec defines (small, paper)")
+    run.add_argument("--repeat", type=int, default=3, help="repetitions per configuration")
+    run.add_argument("--executor", choices=["local", "dask"], default="local")
+    run.add_argument("--scheduler", help="dask scheduler address; a LocalCluster when omitted")
+    run.add_argument("--workers", type=int, default=1,
+                     help="LocalCluster workers, each running one benchmark at a time")
+    run.add_argument("--results", default="results", help="results folder")
+    run.add_argument("--nvm-dir", default=DEFAULT_NVM_DIR,
+                     help="where NVM images go (a DAX mount for real NVM)")
+    run.add_argument("--timeout", type=float, default=1800, help="seconds before a run is killed")
+    report = sub.add_parser("report", help="write RESULTS/report.html")
+    report.add_argument("--results", default="results")
+    args = ap.parse_args(argv)
+    return {"list": cmd_list, "run": cmd_run, "report": cmd_report}[args.command](args)

@@ -1,0 +1,80 @@
+"""results/report.html: every figure with its spec, exact settings, host and table."""
+import json
+from html import escape
+from pathlib import Path
+
+import pandas as pd
+
+STYLE = """body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 8px;
+text-align:left;font-size:90%}img{max-width:100%;border:1px solid #eee}
+section{margin-bottom:3em}.fail{color:#b00}"""
+
+
+def _table(mapping):
+    def cell(v):
+        return escape(json.dumps(v) if isinstance(v, (list, dict)) else str(v))
+    rows = "".join(f"<tr><th>{escape(str(k))}</th><td>{cell(v)}</td></tr>"
+                   for k, v in mapping.items())
+    return f"<table>{rows}</table>"
+
+
+def _binary_host(csv_path):
+    """The host block rundb reported, one value (or the set of values) per field."""
+    if not csv_path.exists() or csv_path.stat().st_size == 0:
+        return {}
+    try:
+        df = pd.read_csv(csv_path)
+    except pd.errors.EmptyDataError:
+        return {}
+    host = {}
+    for col in (c for c in df.columns if c.startswith("host.")):
+        values = sorted(df[col].dropna().astype(str).unique())
+        host[col[len("host."):]] = values[0] if len(values) == 1 else values
+    return host
+
+
+def section(sweep_dir):
+    sweep = json.loads((sweep_dir / "sweep.json").read_text())
+    name, csv = sweep["name"], sweep_dir / sweep["csv"]
+    parts = [f"<section><h2>{escape(sweep['paper'])} {escape(sweep['figure'])}: "
+             f"{escape(sweep['title'])}</h2>",
+             f"<p>spec <code>{escape(name)}</code> ({escape(sweep['path'])}), scale "
+             f"<b>{escape(sweep['scale'])}</b>, {sweep['repeat']} repetition(s), "
+             f"{sweep['runs']} runs, executor {escape(sweep['executor'])}. "
+             f"Table: <a href='{name}/{escape(csv.name)}'>{escape(csv.name)}</a></p>"]
+    for fig in sweep["figures"]:
+        if fig.endswith(".png"):
+            pdf = Path(fig).with_suffix(".pdf").name
+            parts.append(f"<p><a href='{name}/{pdf}'><img src='{name}/{escape(fig)}' "
+                         f"alt='{escape(sweep['figure'])}'></a></p>")
+    if not sweep["figures"]:
+        parts.append("<p class='fail'>No figure: no run finished.</p>")
+    if sweep["failed"]:
+        items = "".join(f"<li>{escape(f['run'])}: {escape(f['error'])}</li>" for f in sweep["failed"])
+        parts.append(f"<p class='fail'>{len(sweep['failed'])} run(s) failed "
+                     f"(logs in {name}/logs/):</p><ul>{items}</ul>")
+    parts += ["<h3>Axes</h3>", _table(sweep["axes"]), "<h3>Fixed settings</h3>", _table(sweep["fixed"])]
+    if sweep["pending"]:
+        reasons = sorted({p["reason"] for p in sweep["pending"]})
+        parts.append(f"<h3>Pending ({len(sweep['pending'])} configurations skipped)</h3><ul>"
+                     + "".join(f"<li>{escape(r)}</li>" for r in reasons) + "</ul>")
+    parts += ["<h3>Host (driver)</h3>", _table(sweep["host"])]
+    binary_host = _binary_host(csv)
+    if binary_host:
+        parts += ["<h3>Host (as rundb reported it)</h3>", _table(binary_host)]
+    return "\n".join(parts) + "</section>"
+
+
+def write_report(results_dir="results"):
+    results_dir = Path(results_dir)
+    sweeps = sorted(p.parent for p in results_dir.glob("*/sweep.json"))
+    body = "\n".join(section(d) for d in sweeps) or "<p>No sweep has run yet.</p>"
+    index = "".join(f"<li><a href='#{d.name}'>{escape(d.name)}</a></li>" for d in sweeps)
+    html = (f"<!doctype html><html><head><meta charset='utf-8'><title>nvtestbed results</title>"
+            f"<style>{STYLE}</style></head><body><h1>nvtestbed results</h1><ul>{index}</ul>"
+            f"{body}</body></html>\n")
+    path = results_dir / "report.html"
+    results_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text(html)
+    return path, len(sweeps)

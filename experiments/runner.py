@@ -1,0 +1,158 @@
+"""Build the binaries a plan needs, run what is not done yet, collect the table and figures."""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
+
+from experiments import executors
+from experiments.planner import describe_pending
+from experiments.results import ROOT, host_info, result_path, write_csv, write_json
+
+# Settings that choose the binary or the image folder rather than being rundb flags.
+NOT_FLAGS = ("engine", "cc", "nvm_dir")
+DEFAULT_NVM_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
+
+
+def binary_path(engine, cc, root=ROOT):
+    return Path(root) / "build" / f"{engine}-{cc}" / "rundb"
+
+
+def build(pairs, log_dir, root=ROOT):
+    """make each (engine, cc) once; returns {pair: error} for the ones that failed."""
+    errors = {}
+    for engine, cc in pairs:
+        cmd = ["make", f"-j{os.cpu_count() or 1}", f"ENGINE={engine}", f"CC_ALG={cc}"]
+        log = Path(log_dir) / f"build-{engine}-{cc}.log"
+        try:
+            proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+            log.write_text(f"$ {' '.join(cmd)}\n{proc.stdout}{proc.stderr}")
+            failed = proc.returncode != 0
+        except OSError as exc:
+            log.write_text(f"$ {' '.join(cmd)}\n{exc}\n")
+            failed = True
+        if failed or not binary_path(engine, cc, root).is_file():
+            errors[(engine, cc)] = f"build failed: {' '.join(cmd)} (log: {log})"
+    return errors
+
+
+def _flag_value(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def command(binary, settings, rep, nvm_path):
+    """rundb's command line for one repetition; repetition r runs with seed + r."""
+    args = [str(binary)]
+    for key, value in settings.items():
+        if key in NOT_FLAGS or key == "seed":
+            continue
+        args += [f"--{key.replace('_', '-')}", _flag_value(value)]
+    return args + ["--seed", str(int(settings.get("seed", 1)) + rep), "--nvm-path", str(nvm_path)]
+
+
+def execute_run(binary, settings, rep, nvm_path, timeout=None, pin=False):
+    """Run rundb once and return its JSON (or why not). Runs on Dask workers too: no file output
+    besides the NVM image, which is always removed."""
+    cmd = command(binary, settings, rep, nvm_path)
+    threads = int(settings.get("threads", 1))
+    if pin and shutil.which("taskset") and threads <= (os.cpu_count() or 1):
+        cmd = ["taskset", "-c", f"0-{threads - 1}"] + cmd
+    start = time.monotonic()
+    out, err, rc, error = "", "", None, None
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        out, err, rc = proc.stdout, proc.stderr, proc.returncode
+    except subprocess.TimeoutExpired as exc:
+        err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+        error = f"timed out after {timeout} s"
+    except OSError as exc:
+        error = f"could not start {cmd[0]}: {exc}"
+    finally:
+        Path(nvm_path).unlink(missing_ok=True)
+    result = None
+    if error is None and rc != 0:
+        error = f"exit status {rc}: {err.strip().splitlines()[-1] if err.strip() else 'no message'}"
+    elif error is None:
+        try:
+            result = json.loads(out)
+        except ValueError as exc:
+            error = f"stdout is not one JSON object: {exc}"
+    return {"result": result, "error": error, "stderr": err, "command": cmd,
+            "returncode": rc, "wall_s": round(time.monotonic() - start, 3)}
+
+
+@dataclass
+class Summary:
+    out_dir: Path
+    ran: int = 0
+    skipped: int = 0
+    failed: list = field(default_factory=list)  # (run key, message)
+    csv: Path = None
+    figures: list = field(default_factory=list)
+
+
+def run_sweep(plan, results_dir="results", executor="local", scheduler=None, workers=1,
+              nvm_dir=DEFAULT_NVM_DIR, timeout=1800, root=ROOT, echo=print):
+    spec = plan.spec
+    out_dir = Path(results_dir) / spec["name"]
+    logs = out_dir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    summary = Summary(out_dir)
+
+    for text, count in Counter(describe_pending(e) for _, e in plan.pending).items():
+        echo(f"pending, skipped ({count} configs): {text}")
+    todo = [r for r in plan.runs if not result_path(out_dir, r).exists()]
+    summary.skipped = len(plan.runs) - len(todo)
+    echo(f"{spec['name']} [{plan.scale}]: {len(plan.runs)} runs planned, "
+         f"{summary.skipped} already done, {len(todo)} to run, {len(plan.pending)} pending configs")
+
+    pairs = list(dict.fromkeys((r.settings["engine"], r.settings["cc"]) for r in todo))
+    build_errors = build(pairs, logs, root) if pairs else {}
+    jobs = []
+    for run in todo:
+        pair = (run.settings["engine"], run.settings["cc"])
+        if pair in build_errors:
+            summary.failed.append((run.key, build_errors[pair]))
+            continue
+        image = Path(run.settings.get("nvm_dir", nvm_dir)) / f"nvtestbed-{run.spec}-{run.key}.img"
+        jobs.append((run, dict(binary=str(binary_path(*pair, root)), settings=run.settings,
+                               rep=run.rep, nvm_path=str(image), timeout=timeout)))
+
+    sweep = {k: spec[k] for k in ("name", "paper", "figure", "title", "path")}
+    sweep.update(scale=plan.scale, repeat=plan.repeat, axes=plan.axes, fixed=plan.fixed,
+                 executor=executor, host=host_info(), runs=len(plan.runs),
+                 pending=[{"settings": s, "reason": e["reason"]} for s, e in plan.pending])
+    run_jobs = executors.EXECUTORS[executor]
+    kwargs = {"scheduler": scheduler, "workers": workers} if executor == "dask" else {}
+    with tqdm(total=len(jobs), unit="run", desc=spec["name"], disable=not jobs) as bar:
+        for run, outcome in run_jobs(execute_run, jobs, **kwargs):
+            (logs / f"{run.key}.stderr").write_text(
+                f"$ {' '.join(outcome['command'])}\n{outcome['stderr']}")
+            if outcome["result"] is None:
+                summary.failed.append((run.key, outcome["error"]))
+                bar.write(f"FAILED {run.key}: {outcome['error']}")
+            else:
+                data = outcome["result"]
+                data["run"] = {"id": run.run_id, "rep": run.rep, "spec": run.spec,
+                               "scale": plan.scale, "settings": run.settings,
+                               "command": outcome["command"], "wall_s": outcome["wall_s"]}
+                write_json(result_path(out_dir, run), data)
+                summary.ran += 1
+            bar.update()
+
+    summary.csv = write_csv(plan, out_dir)
+    if summary.ran + summary.skipped:
+        from plots import render  # matplotlib only once there is something to draw
+        summary.figures = [str(p) for p in render(spec["plot"], summary.csv)]
+    sweep.update(failed=[{"run": k, "error": e} for k, e in summary.failed],
+                 csv=summary.csv.name, figures=[Path(p).name for p in summary.figures])
+    write_json(out_dir / "sweep.json", sweep)
+    return summary

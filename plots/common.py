@@ -1,0 +1,136 @@
+"""What every figure shares: columns, aggregation over repetitions, caption, facets, saving."""
+import argparse
+import textwrap
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, never a display
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+# Result column -> (axis label with unit, factor applied to the raw value).
+METRICS = {
+    "throughput_tps": ("Throughput (K txn/s)", 1e-3),
+    "abort_rate": ("Abort rate (%)", 100.0),
+    "cache_hit_rate": ("Cache hit rate (%)", 100.0),
+    "latency_us.avg": ("Average latency (µs)", 1.0),
+    "latency_us.p99": ("99th percentile latency (µs)", 1.0),
+    "per_txn.clwb": ("clwb per transaction", 1.0),
+    "per_txn.sfence": ("sfence per transaction", 1.0),
+    "per_txn.nvm_read_bytes": ("NVM reads per transaction (bytes)", 1.0),
+    "per_txn.nvm_write_bytes": ("NVM writes per transaction (bytes)", 1.0),
+}
+SETTING_LABELS = {"threads": "Threads", "read_ratio": "Read ratio", "theta": "Zipf θ",
+                  "p_ratio": "P (NVM / DRAM)"}
+WORKLOADS = {1.0: "RO", 0.9: "RH", 0.5: "BA", 0.1: "WH"}  # zen-vldb21's read/write mixes
+SKEWS = {0.0: "No skew", 0.6: "Low skew", 0.95: "High skew"}
+
+
+def column(df, name):
+    """A setting or metric by short name (threads, throughput_tps) or full column name."""
+    for col in (name, f"config.{name}", f"results.{name}"):
+        if col in df.columns:
+            return col
+    raise KeyError(f"no column {name!r} in the table")
+
+
+def metric(df, y):
+    """(column, axis label, factor) for the plotted metric."""
+    label, factor = METRICS.get(y, (y, 1.0))
+    return column(df, y), label, factor
+
+
+def with_series(df, series):
+    """Adds a 'series' column, e.g. 'mmdb/silo', from the spec's series settings."""
+    df = df.copy()
+    cols = [column(df, s) for s in series]
+    df["series"] = df[cols].astype(str).agg("/".join, axis=1)
+    return df
+
+
+def summarize(df, keys, y):
+    """Mean and standard deviation over repetitions (std 0 when there is one)."""
+    stats = df.groupby(keys, sort=True)[y].agg(["mean", "std", "count"]).reset_index()
+    stats["std"] = stats["std"].fillna(0.0)
+    return stats
+
+
+def x_label(value, setting):
+    if setting == "read_ratio" and float(value) in WORKLOADS:
+        return f"{WORKLOADS[float(value)]}\n({float(value):.0%} read)"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def facet_title(value, setting):
+    if setting == "theta" and float(value) in SKEWS:
+        return f"{SKEWS[float(value)]} (θ={float(value):g})"
+    return f"{SETTING_LABELS.get(setting, setting)} = {value}"
+
+
+def facets(df, facet, width=4.2, height=3.4):
+    """One panel per value of the facet setting (a single panel when there is none)."""
+    if facet is None:
+        fig, ax = plt.subplots(figsize=(width * 1.6, height * 1.2))
+        return fig, [(None, df, ax)]
+    col = column(df, facet)
+    values = sorted(df[col].unique())
+    fig, axes = plt.subplots(1, len(values), figsize=(width * len(values), height),
+                             sharey=True, squeeze=False)
+    panels = []
+    for value, ax in zip(values, axes[0]):
+        ax.set_title(facet_title(value, facet), fontsize=10)
+        panels.append((value, df[df[col] == value], ax))
+    return fig, panels
+
+
+def _unique(df, col):
+    return sorted(df[col].dropna().astype(str).unique()) if col in df.columns else []
+
+
+def caption(df):
+    """'zen-vldb21 Figure 5 · scale small · profile optane-100 · emulated NVM · 3 repetitions'."""
+    nvm = {str(v).lower() for v in _unique(df, "host.nvm.real")}
+    kind = "real NVM" if nvm == {"true"} else "emulated NVM" if nvm == {"false"} else \
+        "real and emulated NVM" if nvm else "NVM kind unknown"
+    reps = df["rep"].nunique() if "rep" in df.columns else 1
+    parts = [" ".join(_unique(df, "paper") + _unique(df, "figure")) + " shape",
+             "scale " + ",".join(_unique(df, "scale")),
+             "profile " + ",".join(_unique(df, "config.profile")),
+             kind, f"{reps} repetition{'s' if reps != 1 else ''} (error bars: std)"]
+    return " · ".join(parts)
+
+
+def finish(fig, df, legend_cols=4):
+    handles, labels = fig.axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=min(legend_cols, len(labels)),
+               frameon=False, bbox_to_anchor=(0.5, 1.0))
+    # About 15 characters of 8-point text per inch: wrap so narrow figures keep the caption.
+    text = textwrap.fill(caption(df), width=int(fig.get_figwidth() * 15))
+    fig.text(0.5, 0.005, text, ha="center", va="bottom", fontsize=8)
+    fig.tight_layout(rect=(0, 0.04 * (1 + text.count("\n")) + 0.03, 1, 0.9))
+    return fig
+
+
+def save(fig, csv_path):
+    """PNG and PDF next to the CSV, named after it."""
+    stem = Path(csv_path).with_suffix("")
+    paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
+    for path in paths:
+        fig.savefig(path, dpi=150)
+    plt.close(fig)
+    return paths
+
+
+def read(csv_path):
+    return pd.read_csv(csv_path)
+
+
+def main(render, doc, argv=None):
+    """Command line shared by the plot scripts: python3 -m plots.NAME CSV [--y METRIC]."""
+    ap = argparse.ArgumentParser(description=doc)
+    ap.add_argument("csv", help="a sweep's table, e.g. results/ycsb_read_ratio/ycsb_read_ratio.csv")
+    ap.add_argument("--y", default="throughput_tps", help=f"metric: {', '.join(METRICS)}")
+    args = ap.parse_args(argv)
+    for path in render(args.csv, y=args.y):
+        print(path)

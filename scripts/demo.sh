@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The main job: install, run the two headline sweeps at small scale, write the report.
+# About 5-10 minutes on 2 cores; re-running skips every run already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh
+status=0
+for spec in ycsb_read_ratio ycsb_scalability; do
+  python3 -m experiments run "$spec" --scale small --repeat 1 || status=1
+done
+python3 -m experiments report
+
+echo
+echo "Figures:"
+ls -1 results/*/*.png results/*/*.pdf 2>/dev/null | sed 's/^/  /'
+echo "Tables:  results/<spec>/<spec>.csv"
+echo "Report:  $(pwd)/results/report.html"
+[ "$status" -eq 0 ] || echo "Some runs failed: see results/<spec>/logs/ (they are retried on the next run)."
+exit "$status"

@@ -1,0 +1,90 @@
+#include "storage/device/device.h"
+
+#include <cstring>
+
+namespace nvt::dev {
+
+Model g_model;
+
+namespace {
+thread_local Counters t_counters;
+thread_local int t_node = 0;
+}  // namespace
+
+Counters& my_counters() { return t_counters; }
+void set_thread_node(int node) { t_node = node; }
+int thread_node() { return t_node; }
+
+Counters& Counters::operator+=(const Counters& o) {
+  clwb += o.clwb;
+  sfence += o.sfence;
+  nvm_read_bytes += o.nvm_read_bytes;
+  nvm_write_bytes += o.nvm_write_bytes;
+  dram_bytes += o.dram_bytes;
+  remote += o.remote;
+  charged_cycles += o.charged_cycles;
+  debt_cycles += o.debt_cycles;
+  return *this;
+}
+
+Counters Counters::operator-(const Counters& o) const {
+  Counters r = *this;
+  r.clwb -= o.clwb;
+  r.sfence -= o.sfence;
+  r.nvm_read_bytes -= o.nvm_read_bytes;
+  r.nvm_write_bytes -= o.nvm_write_bytes;
+  r.dram_bytes -= o.dram_bytes;
+  r.remote -= o.remote;
+  r.charged_cycles -= o.charged_cycles;
+  r.debt_cycles = 0;
+  return r;
+}
+
+void pay_debt() {
+  Counters& c = t_counters;
+  if (c.debt_cycles == 0) return;
+  uint64_t until = __rdtsc() + c.debt_cycles;
+  c.debt_cycles = 0;
+  while (__rdtsc() < until) _mm_pause();
+}
+
+void flush(const void* p, size_t len) {
+  if (len == 0) return;
+#if DEVICE_MODEL
+  Counters& c = t_counters;
+  auto a = reinterpret_cast<uintptr_t>(p);
+  uint64_t lines = ((a + len - 1) / kLine) - (a / kLine) + 1;
+  if (!g_model.eadr) c.clwb += lines;
+  uint64_t u = units(p, len);
+  c.nvm_write_bytes += u * kUnit;
+  if (g_model.charges) charge(c, u * g_model.write_unit_cycles, p);
+#endif
+  if (!g_model.eadr) pmem_flush(p, len);
+}
+
+void fence() {
+#if DEVICE_MODEL
+  Counters& c = t_counters;
+  c.sfence++;
+  if (g_model.charges) {
+    // The fence waits for everything owed, then for the write-pending queue to drain.
+    c.charged_cycles += g_model.fence_cycles;
+    c.debt_cycles += g_model.fence_cycles;
+    pay_debt();
+  }
+#endif
+  pmem_drain();
+}
+
+void nt_copy(void* dst, const void* src, size_t len) {
+  if (len == 0) return;
+#if DEVICE_MODEL
+  Counters& c = t_counters;
+  uint64_t u = units(dst, len);
+  c.nvm_write_bytes += u * kUnit;
+  if (g_model.charges) charge(c, u * g_model.write_unit_cycles, dst);
+#endif
+  pmem_memcpy(dst, src, len, PMEM_F_MEM_NONTEMPORAL | PMEM_F_MEM_NODRAIN);
+}
+
+}  // namespace nvt::dev

@@ -1,0 +1,126 @@
+// The NVM device model's hot path: every engine and CC touch of memory that may be NVM goes
+// through these inline calls. They count per-thread traffic and charge the target device's
+// cost (calibrated busy-waits) for addresses inside the NVM image; DRAM addresses are only
+// counted. Nothing outside storage/device calls libpmem or decides what memory costs.
+//
+// Build with -DDEVICE_MODEL=0 to compile counting and charging out (flushes and fences still
+// happen, so persistence is unchanged); used to measure the model's own overhead.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <x86intrin.h>
+
+#include <libpmem.h>
+
+#ifndef DEVICE_MODEL
+#define DEVICE_MODEL 1
+#endif
+
+namespace nvt::dev {
+
+// Per-thread traffic counters. Monotonic: the harness snapshots them at phase boundaries so
+// that only the measured phase is reported.
+struct Counters {
+  uint64_t clwb = 0;             // cache lines written back by flush()
+  uint64_t sfence = 0;           // fences
+  uint64_t nvm_read_bytes = 0;   // charged in 256 B units, as the device reads
+  uint64_t nvm_write_bytes = 0;  // bytes that reach NVM (flushed, streamed or volatile stores)
+  uint64_t dram_bytes = 0;       // bytes read or written in DRAM through the model
+  uint64_t remote = 0;           // accesses to another (logical) NUMA node's NVM
+  uint64_t charged_cycles = 0;   // busy-wait the model added
+  uint64_t debt_cycles = 0;      // charged but not yet waited
+
+  Counters& operator+=(const Counters& o);
+  Counters operator-(const Counters& o) const;
+};
+
+// Process-wide parameters, set once by Device::open() before workers start.
+struct Model {
+  char* base = nullptr;   // NVM image [base, end)
+  char* end = nullptr;
+  bool charges = false;   // false under the `dram` profile
+  bool eadr = false;      // caches in the persistence domain: no clwb needed
+  int nodes = 1;          // logical NUMA nodes the image is striped over
+  uint64_t node_span = 0; // bytes of the image per node
+  // Target costs minus what the host already pays, in TSC cycles.
+  uint64_t read_unit_cycles = 0;      // first 256 B unit of an access
+  uint64_t read_seq_unit_cycles = 0;  // each further unit
+  uint64_t write_unit_cycles = 0;     // one 256 B unit written back, at this writer count
+  uint64_t fence_cycles = 0;
+  double remote_factor = 1.0;
+  double tsc_per_ns = 1.0;
+};
+
+extern Model g_model;
+Counters& my_counters();          // this thread's counters
+void set_thread_node(int node);   // logical NUMA node of the calling thread
+int thread_node();
+void pay_debt();                  // busy-wait what this thread owes now
+
+constexpr uint64_t kLine = 64;
+constexpr uint64_t kUnit = 256;            // Optane's internal access unit (XPLine)
+constexpr uint64_t kDebtThreshold = 4096;  // cycles owed before the thread actually waits
+
+inline bool is_nvm(const void* p) {
+  auto c = static_cast<const char*>(p);
+  return c >= g_model.base && c < g_model.end;
+}
+
+// Number of 256 B units that [p, p+len) touches.
+inline uint64_t units(const void* p, size_t len) {
+  auto a = reinterpret_cast<uintptr_t>(p);
+  return len == 0 ? 0 : ((a + len - 1) / kUnit) - (a / kUnit) + 1;
+}
+
+#if DEVICE_MODEL
+inline void charge(Counters& c, uint64_t cycles, const void* p) {
+  if (g_model.nodes > 1) {
+    int node = int(uint64_t(static_cast<const char*>(p) - g_model.base) / g_model.node_span);
+    if (node != thread_node()) {
+      c.remote++;
+      cycles = uint64_t(double(cycles) * g_model.remote_factor);
+    }
+  }
+  c.charged_cycles += cycles;
+  c.debt_cycles += cycles;
+  if (c.debt_cycles >= kDebtThreshold) pay_debt();
+}
+
+// The engine or CC reads len bytes at p.
+inline void read(const void* p, size_t len) {
+  Counters& c = my_counters();
+  if (!is_nvm(p)) { c.dram_bytes += len; return; }
+  uint64_t u = units(p, len);
+  c.nvm_read_bytes += u * kUnit;
+  if (g_model.charges) charge(c, g_model.read_unit_cycles + (u - 1) * g_model.read_seq_unit_cycles, p);
+}
+
+// The engine or CC stored len bytes at p that will reach the device without an explicit flush
+// (NVM used as volatile memory, or metadata words): bandwidth is spent all the same.
+inline void write(const void* p, size_t len) {
+  Counters& c = my_counters();
+  if (!is_nvm(p)) { c.dram_bytes += len; return; }
+  uint64_t u = units(p, len);
+  c.nvm_write_bytes += u * kUnit;
+  if (g_model.charges) charge(c, u * g_model.write_unit_cycles, p);
+}
+
+// Read-modify-write of a small word (a lock or timestamp): one access, one unit written.
+inline void update(const void* p, size_t len) { read(p, len); write(p, len); }
+#else
+inline void read(const void*, size_t) {}
+inline void write(const void*, size_t) {}
+inline void update(const void*, size_t) {}
+#endif
+
+// Persistence primitives. flush = one clwb per line (none under eADR, where caches are
+// persistent); fence = sfence. Both are the only places the persistent image may change in the
+// power-failure mode to come.
+void flush(const void* p, size_t len);
+void fence();
+// Non-temporal copy of len bytes into NVM (no fence), counted as written and flushed.
+void nt_copy(void* dst, const void* src, size_t len);
+// Convenience: flush then fence.
+inline void persist(const void* p, size_t len) { flush(p, len); fence(); }
+
+}  // namespace nvt::dev

@@ -1,0 +1,283 @@
+#include "storage/device/nvm_image.h"
+
+#include <libpmem.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
+
+#include "storage/device/device.h"
+
+namespace nvt::dev {
+
+namespace {
+
+constexpr char kMagic[8] = {'N', 'V', 'T', 'B', 'I', 'M', 'G', '1'};
+constexpr int kMaxRegions = 64;
+constexpr uint64_t kHeaderBytes = 64 * 1024;
+constexpr uint64_t kRegionAlign = 2 * 1024 * 1024;  // 2 MB, as Zen's NVM pages
+
+struct RegionEntry {
+  char name[48];
+  uint64_t offset;
+  uint64_t size;
+  uint32_t kind;
+  uint32_t pad;
+};
+
+struct ImageHeader {
+  char magic[8];
+  uint32_t layout_version;
+  uint32_t nregions;
+  uint64_t image_size;
+  uint64_t next_free;
+  char layout[1024];
+  RegionEntry regions[kMaxRegions];
+};
+static_assert(sizeof(ImageHeader) <= kHeaderBytes);
+
+ImageHeader* header(char* base) { return reinterpret_cast<ImageHeader*>(base); }
+
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+}  // namespace
+
+uint64_t parse_size(const std::string& text) {
+  if (text.empty()) throw std::invalid_argument("empty size");
+  size_t pos = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &pos);
+  } catch (...) {
+    throw std::invalid_argument("'" + text + "' is not a size (e.g. 4096, 512M, 2G)");
+  }
+  std::string suf = text.substr(pos);
+  double mult = 1;
+  if (suf == "" || suf == "B") mult = 1;
+  else if (suf == "K" || suf == "KB" || suf == "KiB") mult = 1024.0;
+  else if (suf == "M" || suf == "MB" || suf == "MiB") mult = 1024.0 * 1024;
+  else if (suf == "G" || suf == "GB" || suf == "GiB") mult = 1024.0 * 1024 * 1024;
+  else if (suf == "T" || suf == "TB" || suf == "TiB") mult = 1024.0 * 1024 * 1024 * 1024;
+  else throw std::invalid_argument("'" + text + "' has an unknown size suffix (B, K, M, G, T)");
+  if (!(v > 0) || !std::isfinite(v) || v * mult > 1e15)
+    throw std::invalid_argument("'" + text + "' is not a positive size below 1 PB");
+  return uint64_t(v * mult);
+}
+
+std::string format_size(uint64_t b) {
+  const char* s[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = double(b);
+  int i = 0;
+  while (v >= 1024 && i < 4) { v /= 1024; i++; }
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.1f %s", v, s[i]);
+  return buf;
+}
+
+NvmImage::NvmImage(const DeviceOptions& o)
+    : path_(o.path), profile_(o.profile), writers_(o.writer_threads) {
+  if (o.numa_nodes < 1) throw DeviceError("numa nodes must be >= 1");
+  if (o.layout.size() >= sizeof(ImageHeader::layout))
+    throw DeviceError("layout description too long");
+  size_t mapped = 0;
+  int pm = 0;
+  if (o.reopen) {
+    struct stat st {};
+    if (stat(path_.c_str(), &st) != 0)
+      throw DeviceError("no NVM image at --nvm-path " + path_ + ": " + strerror(errno));
+    if (uint64_t(st.st_size) < kHeaderBytes)
+      throw DeviceError("NVM image " + path_ + " is truncated (" + std::to_string(st.st_size) +
+                        " bytes, smaller than its header)");
+    void* p = pmem_map_file(path_.c_str(), 0, 0, 0, &mapped, &pm);
+    if (!p) throw DeviceError("cannot map NVM image " + path_ + ": " + pmem_errormsg());
+    base_ = static_cast<char*>(p);
+    size_ = mapped;
+    ImageHeader* h = header(base_);
+    if (memcmp(h->magic, kMagic, sizeof kMagic) != 0) {
+      pmem_unmap(base_, size_);
+      throw DeviceError("file " + path_ + " is not an nvtestbed NVM image (bad magic)");
+    }
+    if (h->layout_version != kLayoutVersion) {
+      uint32_t v = h->layout_version;
+      pmem_unmap(base_, size_);
+      throw DeviceError("NVM image " + path_ + " has layout version " + std::to_string(v) +
+                        ", this build reads version " + std::to_string(kLayoutVersion));
+    }
+    if (h->image_size != size_) {
+      uint64_t want = h->image_size;
+      pmem_unmap(base_, size_);
+      throw DeviceError("NVM image " + path_ + " is " + std::to_string(size_) +
+                        " bytes but its header says " + std::to_string(want) +
+                        " (truncated or corrupted)");
+    }
+    std::string layout(h->layout, strnlen(h->layout, sizeof h->layout));
+    if (layout != o.layout) {
+      pmem_unmap(base_, size_);
+      throw DeviceError("NVM image " + path_ + " holds another layout:\n  image: " + layout +
+                        "\n  this run: " + o.layout);
+    }
+    if (h->nregions > kMaxRegions || h->next_free > size_) {
+      pmem_unmap(base_, size_);
+      throw DeviceError("NVM image " + path_ + " has a corrupted region directory");
+    }
+    reopened_ = true;
+  } else {
+    if (o.size < kHeaderBytes + kRegionAlign)
+      throw DeviceError("--nvm-size " + std::to_string(o.size) + " is too small");
+    // Start from an empty file so no stale data of an earlier run can be mistaken for ours.
+    unlink(path_.c_str());
+    void* p = pmem_map_file(path_.c_str(), o.size, PMEM_FILE_CREATE, 0600, &mapped, &pm);
+    if (!p)
+      throw DeviceError("cannot create NVM image " + path_ + " of " + format_size(o.size) +
+                        ": " + pmem_errormsg());
+    base_ = static_cast<char*>(p);
+    size_ = mapped;
+    ImageHeader* h = header(base_);
+    memset(h, 0, sizeof *h);
+    h->layout_version = kLayoutVersion;
+    h->image_size = size_;
+    h->next_free = kHeaderBytes;
+    memcpy(h->layout, o.layout.data(), o.layout.size());
+    pmem_persist(h, sizeof *h);
+    memcpy(h->magic, kMagic, sizeof kMagic);  // valid only once the rest is durable
+    pmem_persist(h->magic, sizeof kMagic);
+  }
+  is_pmem_ = pm != 0;
+  g_model.base = base_;
+  g_model.end = base_ + size_;
+  g_model.nodes = o.numa_nodes;
+  g_model.node_span = (size_ + o.numa_nodes - 1) / o.numa_nodes;
+  calibrate();
+  apply_profile();
+}
+
+NvmImage::~NvmImage() {
+  if (base_) pmem_unmap(base_, size_);
+  g_model.base = g_model.end = nullptr;
+}
+
+bool NvmImage::has_region(const std::string& name) const {
+  std::lock_guard g(mu_);
+  ImageHeader* h = header(base_);
+  for (uint32_t i = 0; i < h->nregions; i++)
+    if (name == h->regions[i].name) return true;
+  return false;
+}
+
+Region NvmImage::region(const std::string& name, uint64_t size, RegionKind kind) {
+  std::lock_guard g(mu_);
+  if (name.size() >= sizeof(RegionEntry::name)) throw DeviceError("region name too long: " + name);
+  ImageHeader* h = header(base_);
+  for (uint32_t i = 0; i < h->nregions; i++) {
+    RegionEntry& e = h->regions[i];
+    if (name != e.name) continue;
+    if (e.size < size || e.kind != uint32_t(kind))
+      throw DeviceError("NVM image region '" + name + "' does not match this run's layout");
+    return Region{base_ + e.offset, e.size, kind, true};
+  }
+  if (h->nregions == kMaxRegions) throw DeviceError("NVM image has no room for region " + name);
+  uint64_t off = align_up(h->next_free, kRegionAlign);
+  if (off + size > size_)
+    throw DeviceError("NVM full: region '" + name + "' needs " + format_size(size) + ", " +
+                      format_size(off >= size_ ? 0 : size_ - off) + " left of --nvm-size " +
+                      format_size(size_));
+  RegionEntry& e = h->regions[h->nregions];
+  memset(&e, 0, sizeof e);
+  memcpy(e.name, name.data(), name.size());
+  e.offset = off;
+  e.size = size;
+  e.kind = uint32_t(kind);
+  pmem_persist(&e, sizeof e);
+  h->next_free = off + size;
+  h->nregions++;  // the entry becomes visible only after it is durable
+  pmem_persist(&h->nregions, sizeof h->nregions + sizeof h->image_size + sizeof h->next_free);
+  return Region{base_ + off, size, kind, false};
+}
+
+uint64_t NvmImage::used() const {
+  std::lock_guard g(mu_);
+  return header(base_)->next_free;
+}
+
+uint64_t NvmImage::used(RegionKind kind) const {
+  std::lock_guard g(mu_);
+  ImageHeader* h = header(base_);
+  uint64_t s = 0;
+  for (uint32_t i = 0; i < h->nregions; i++)
+    if (h->regions[i].kind == uint32_t(kind)) s += h->regions[i].size;
+  return s;
+}
+
+void NvmImage::calibrate() {
+  using clk = std::chrono::steady_clock;
+  // TSC rate: busy-waits are measured in TSC cycles.
+  auto t0 = clk::now();
+  uint64_t c0 = __rdtsc();
+  while (clk::now() - t0 < std::chrono::milliseconds(20)) {}
+  uint64_t c1 = __rdtsc();
+  double ns = std::chrono::duration<double, std::nano>(clk::now() - t0).count();
+  host_.tsc_ghz = double(c1 - c0) / ns;
+
+  // Host DRAM random-read latency: a dependent pointer chase over 64 MB. An engine's access to
+  // the emulated image already pays this, so the model charges only the difference.
+  const size_t n = (64u << 20) / sizeof(uint64_t) / 8;  // one pointer per 64 B line
+  std::vector<uint64_t> chase(n * 8);
+  std::vector<uint32_t> perm(n);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), std::mt19937_64(42));
+  for (size_t i = 0; i < n; i++) chase[size_t(perm[i]) * 8] = uint64_t(perm[(i + 1) % n]) * 8;
+  const int steps = 300000;
+  uint64_t idx = 0;
+  auto r0 = clk::now();
+  for (int i = 0; i < steps; i++) idx = chase[idx];
+  double rns = std::chrono::duration<double, std::nano>(clk::now() - r0).count() / steps;
+  if (idx == 1) host_.dram_read_ns = -1;  // keeps the chase from being optimized away
+  host_.dram_read_ns = rns;
+
+  // Host persist latency: store + clwb + sfence on lines of the image's header area tail.
+  char* line = base_ + kHeaderBytes - 4096;
+  const int reps = 20000;
+  auto p0 = clk::now();
+  for (int i = 0; i < reps; i++) {
+    line[(i % 64) * 64] = char(i);
+    pmem_flush(line + (i % 64) * 64, 1);
+    pmem_drain();
+  }
+  host_.persist_ns = std::chrono::duration<double, std::nano>(clk::now() - p0).count() / reps;
+}
+
+void NvmImage::set_writers(int writers) {
+  writers_ = std::max(1, writers);
+  apply_profile();
+}
+
+void NvmImage::apply_profile() {
+  Model& m = g_model;
+  m.charges = profile_.charges;
+  m.eadr = profile_.domain == PersistDomain::EADR;
+  m.remote_factor = profile_.remote_factor;
+  m.tsc_per_ns = host_.tsc_ghz;
+  host_.slower_than_target.clear();
+  if (!profile_.charges) {
+    m.read_unit_cycles = m.read_seq_unit_cycles = m.write_unit_cycles = m.fence_cycles = 0;
+    return;
+  }
+  auto cyc = [&](double ns) { return uint64_t(std::max(0.0, ns) * host_.tsc_ghz + 0.5); };
+  double read_extra = profile_.read_ns - host_.dram_read_ns;
+  if (read_extra < 0) host_.slower_than_target.push_back("read latency");
+  m.read_unit_cycles = cyc(read_extra);
+  m.read_seq_unit_cycles = cyc(double(kUnit) / profile_.read_seq_gbps);
+  m.write_unit_cycles = cyc(double(kUnit) / profile_.write_gbps_per_thread(writers_));
+  double fence_extra = profile_.fence_ns - host_.persist_ns;
+  if (fence_extra < 0) host_.slower_than_target.push_back("persist latency");
+  m.fence_cycles = cyc(fence_extra);
+}
+
+}  // namespace nvt::dev

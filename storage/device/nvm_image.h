@@ -1,0 +1,89 @@
+// The NVM image: a file mapped with libpmem (real persistent memory on a DAX file system,
+// emulated elsewhere), a header that lets a restart check it is reading its own data, and named
+// regions carved from it. Also owns the device model's calibration (device.h's g_model).
+#pragma once
+#include <cstdint>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "storage/device/cost_profile.h"
+
+namespace nvt::dev {
+
+struct DeviceError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+enum class RegionKind : uint32_t { Persistent = 1, Volatile = 2 };
+
+struct Region {
+  char* base = nullptr;
+  uint64_t size = 0;
+  RegionKind kind = RegionKind::Persistent;
+  bool existed = false;  // found in the image (restart) rather than created now
+};
+
+struct DeviceOptions {
+  std::string path;
+  uint64_t size = 0;           // bytes; ignored when reopening
+  bool reopen = false;         // restart: the image must exist and carry `layout`
+  std::string layout;          // engine + schema description; must match on reopen
+  CostProfile profile;
+  int writer_threads = 1;      // threads sharing the write bandwidth
+  int numa_nodes = 1;          // logical nodes the image is striped over
+};
+
+// What calibration found about the host, reported in the output.
+struct HostCosts {
+  double tsc_ghz = 0;
+  double dram_read_ns = 0;     // dependent random reads, 64 MB working set
+  double persist_ns = 0;       // store + clwb + sfence on the image
+  std::vector<std::string> slower_than_target;  // costs the host already exceeds
+};
+
+class NvmImage {
+ public:
+  static constexpr uint32_t kLayoutVersion = 1;
+  explicit NvmImage(const DeviceOptions& o);
+  ~NvmImage();
+  NvmImage(const NvmImage&) = delete;
+  NvmImage& operator=(const NvmImage&) = delete;
+
+  // A named region; on reopen an existing one of that name is returned as it was.
+  Region region(const std::string& name, uint64_t size, RegionKind kind);
+  bool has_region(const std::string& name) const;
+
+  bool is_pmem() const { return is_pmem_; }
+  bool reopened() const { return reopened_; }
+  const std::string& path() const { return path_; }
+  uint64_t size() const { return size_; }
+  uint64_t used() const;
+  uint64_t used(RegionKind kind) const;
+  const HostCosts& host() const { return host_; }
+  const CostProfile& profile() const { return profile_; }
+
+  // Re-derive per-unit write cost when the number of writer threads changes.
+  void set_writers(int writers);
+
+ private:
+  void calibrate();
+  void apply_profile();
+
+  std::string path_;
+  char* base_ = nullptr;
+  uint64_t size_ = 0;
+  bool is_pmem_ = false;
+  bool reopened_ = false;
+  CostProfile profile_;
+  HostCosts host_;
+  int writers_ = 1;
+  mutable std::mutex mu_;
+};
+
+// Parse "512M", "2G", "4096" (bytes). Throws std::invalid_argument naming the text.
+uint64_t parse_size(const std::string& text);
+std::string format_size(uint64_t bytes);
+
+}  // namespace nvt::dev

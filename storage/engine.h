@@ -1,0 +1,54 @@
+// The engine contract. An engine owns where tuples live, what a commit must persist and how a
+// restart recovers. It is a class template over the CC method (so the CC's per-tuple Meta is
+// placed by the engine) offering:
+//   static constexpr const char* name;
+//   template <class CC> static constexpr bool supports;   checked at compile time
+//   Engine(EngineEnv&, std::vector<TableInfo>)   create tables and indexes in a fresh image
+//   struct Thread;                      per-worker state (logs, buffers, counters)
+//   Thread& thread(int tid);
+//   void load(Thread&, uint32_t table, uint64_t key, const char* image)
+//   bool lookup(Thread&, uint32_t table, uint64_t key, RowRef&)
+//   uint64_t persist(Thread&, Access*, size_t)   the commit's persistence protocol, after CC
+//                                     validation with the writes still exclusive
+//   void install(Thread&, Access&)    make a written image the tuple's current one
+//   void after_load() / start() / stop()   phases (checkpoints, background services)
+//   RecoveryReport recover(int threads)    rebuild from the NVM image in a fresh process
+//   bool read_current(uint32_t table, uint64_t key, char* out, uint64_t& version)   checkers
+//   nlohmann::json stats()           cache hits, memory by kind, engine-specific numbers
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "storage/access.h"
+#include "storage/device/dram_budget.h"
+#include "storage/device/nvm_image.h"
+#include "storage/schema.h"
+
+namespace nvt {
+
+struct EngineOptions {
+  int threads = 1;
+  uint64_t log_bytes = 64ull << 20;  // MMDB: redo log per thread
+  bool checkpoint_after_load = true; // MMDB: the checkpoint recovery starts from
+  double checkpoint_log_fill = 0.5;  // MMDB: fuzzy checkpoint when a log is this full
+};
+
+struct EngineEnv {
+  dev::NvmImage& nvm;
+  dev::DramBudget& dram;
+  EngineOptions opt;
+};
+
+// Time per recovery step, in order, for the output's `recovery` object.
+struct RecoveryReport {
+  std::vector<std::pair<std::string, double>> steps;
+  uint64_t rows = 0;
+  uint64_t replayed = 0;  // log records (or tuples) applied
+};
+
+// Bytes for per-thread private data (transaction buffers) charged before caches are sized.
+constexpr uint64_t kPrivateBytesPerThread = 1ull << 20;
+
+}  // namespace nvt

@@ -1,0 +1,381 @@
+// MMDB with NVM capacity (papers/zen-vldb21.txt section 2.3, Figure 1a): tuples, their CC
+// metadata and indexes live in volatile memory, DRAM up to the budget and the rest in NVM used
+// as slow volatile memory; durability comes from a per-thread redo log in NVM (one record per
+// committed transaction, one fence) and fuzzy checkpoints in NVM. Recovery in a fresh process
+// loads the newest complete checkpoint, rebuilds the indexes and redoes the logs. "Ideal MMDB"
+// is this engine with a DRAM budget that holds the whole database.
+// Supports every CC method: the CC's Meta sits in each row's header, next to the tuple.
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "storage/engine.h"
+#include "storage/engines/mmdb/checkpoint.h"
+#include "storage/engines/mmdb/redo_log.h"
+#include "storage/hash_index.h"
+
+namespace nvt::mmdb {
+
+template <class CC>
+class Mmdb {
+ public:
+  static constexpr const char* name = "mmdb";
+  template <class C>
+  static constexpr bool supports = true;
+
+  struct Row {
+    typename CC::Meta meta;
+    std::atomic<uint64_t> version{0};  // even when stable; odd while an image is installed
+    uint64_t key = 0;
+    char* data() { return reinterpret_cast<char*>(this + 1); }
+  };
+
+  struct Table {
+    TableInfo info;
+    uint64_t slot = 0;  // bytes per row: header + tuple, 8 B aligned
+    char* dram = nullptr;
+    uint64_t dram_rows = 0;
+    char* nvm = nullptr;
+    uint64_t nvm_rows = 0;
+    std::atomic<uint64_t> next{0};
+    std::unique_ptr<HashIndex> index;
+    Row* row(uint64_t i) {
+      return reinterpret_cast<Row*>(i < dram_rows ? dram + i * slot : nvm + (i - dram_rows) * slot);
+    }
+  };
+
+  struct Thread {
+    RedoLog* log = nullptr;
+    uint64_t dram_hits = 0;
+    uint64_t nvm_hits = 0;
+  };
+
+  // NVM the image needs: the rows that may spill out of DRAM, two checkpoint slots, the logs.
+  static uint64_t nvm_bytes(const std::vector<TableInfo>& tables, const EngineOptions& o) {
+    uint64_t b = 0;
+    for (auto& t : tables) {
+      uint64_t len = (t.schema.tuple_size() + 7) / 8 * 8;
+      b += t.capacity * (sizeof(Row) + len) + 2 * t.capacity * (sizeof(CkptRecord) + len);
+      b += 3 * (2ull << 20);  // alignment of each region
+    }
+    return b + uint64_t(o.threads) * (o.log_bytes + (2ull << 20)) + (8ull << 20);
+  }
+
+  // (tuple accesses served from DRAM, all tuple accesses) of one thread.
+  static std::pair<uint64_t, uint64_t> hit_counts(const Thread& th) {
+    return {th.dram_hits, th.dram_hits + th.nvm_hits};
+  }
+
+  Mmdb(EngineEnv& env, const std::vector<TableInfo>& tables)
+      : env_(env), threads_(env.opt.threads) {
+    if (tables.size() > kMaxTables) throw std::invalid_argument("too many tables");
+    // Indexes and private data first; the rows get the DRAM that is left.
+    uint64_t all_bytes = 0;
+    for (auto& ti : tables) {
+      auto t = std::make_unique<Table>();
+      t->info = ti;
+      t->slot = (sizeof(Row) + ti.schema.tuple_size() + 7) / 8 * 8;
+      t->index = std::make_unique<HashIndex>(ti.capacity, env.dram, "index." + ti.name);
+      all_bytes += t->slot * ti.capacity;
+      tables_.push_back(std::move(t));
+    }
+    env.dram.charge(kPrivateBytesPerThread * threads_, "private");
+    uint64_t left = env.dram.left();
+    for (auto& t : tables_) {
+      uint64_t cap = t->info.capacity;
+      uint64_t share = all_bytes ? uint64_t(double(left) * double(t->slot * cap) / double(all_bytes)) : 0;
+      t->dram_rows = std::min<uint64_t>(cap, share / t->slot);
+      t->nvm_rows = cap - t->dram_rows;
+      if (t->dram_rows)
+        t->dram = static_cast<char*>(env.dram.alloc(t->dram_rows * t->slot, "rows." + t->info.name));
+      if (t->nvm_rows)
+        t->nvm = env.nvm.region("mmdb.heap." + t->info.name, t->nvm_rows * t->slot,
+                                dev::RegionKind::Volatile).base;
+    }
+    // Durable state: logs (one per thread of any run of this image) and two checkpoint slots.
+    dev::Region meta = env.nvm.region("mmdb.meta", 4096, dev::RegionKind::Persistent);
+    meta_ = reinterpret_cast<MetaArea*>(meta.base);
+    if (!meta.existed || meta_->nlogs == 0) {
+      meta_->nlogs = uint32_t(threads_);
+      dev::persist(meta_, sizeof *meta_);
+    }
+    nlogs_ = std::max<uint32_t>(meta_->nlogs, uint32_t(threads_));
+    if (nlogs_ > kMaxLogs) throw std::invalid_argument("too many threads for MMDB's logs");
+    if (nlogs_ != meta_->nlogs) {
+      meta_->nlogs = nlogs_;
+      dev::persist(meta_, sizeof *meta_);
+    }
+    for (uint32_t i = 0; i < nlogs_; i++)
+      logs_.push_back(std::make_unique<RedoLog>(env.nvm.region(
+          "mmdb.log." + std::to_string(i), env.opt.log_bytes, dev::RegionKind::Persistent)));
+    std::vector<CheckpointTable> ct;
+    for (auto& t : tables_) ct.push_back({t->info.schema.tuple_size(), t->info.capacity});
+    ckpt_ = std::make_unique<Checkpoint>(env.nvm, ct);
+    threads_ctx_.resize(threads_);
+    for (int i = 0; i < threads_; i++) threads_ctx_[i].log = logs_[i].get();
+  }
+
+  ~Mmdb() { stop(); }
+
+  Thread& thread(int tid) { return threads_ctx_.at(tid); }
+  size_t tables() const { return tables_.size(); }
+  const TableInfo& table_info(uint32_t t) const { return tables_[t]->info; }
+
+  void load(Thread&, uint32_t table, uint64_t key, const char* image) {
+    Table& t = *tables_[table];
+    uint64_t i = t.next.fetch_add(1);
+    if (i >= t.info.capacity) throw std::runtime_error("table " + t.info.name + " is full");
+    Row* r = t.row(i);
+    new (r) Row();
+    r->key = key;
+    memcpy(r->data(), image, t.info.schema.tuple_size());
+    dev::write(r, t.slot);
+    if (!t.index->insert(key, reinterpret_cast<uint64_t>(r)))
+      throw std::runtime_error("duplicate key " + std::to_string(key) + " in " + t.info.name);
+  }
+
+  bool lookup(Thread& th, uint32_t table, uint64_t key, RowRef& ref) {
+    Table& t = *tables_[table];
+    uint64_t v = t.index->lookup(key);
+    if (v == HashIndex::kNoValue) return false;
+    Row* r = reinterpret_cast<Row*>(v);
+    if (dev::is_nvm(r)) th.nvm_hits++; else th.dram_hits++;
+    ref = RowRef{r->data(), &r->meta, r};
+    return true;
+  }
+
+  // Write-ahead: one redo record with every after-image, one flush pass, one fence.
+  void persist(Thread& th, Access* acc, size_t n) {
+    RedoLog& log = *th.log;
+    log.begin();
+    for (size_t i = 0; i < n; i++) {
+      Access& a = acc[i];
+      if (a.type == AccessType::Read) continue;
+      Row* r = static_cast<Row*>(a.row.handle);
+      a.version = r->version.load(std::memory_order_relaxed) + 2;
+      memcpy(log.add(a.table, a.key, a.version, a.len), a.local, a.len);
+    }
+    if (log.empty_record()) return;  // read-only: nothing to persist, no fence
+    while (!log.append()) wait_for_log_space(log);
+    if (log.fill() > env_.opt.checkpoint_log_fill) request_checkpoint();
+  }
+
+  void install(Thread&, Access& a) {
+    Row* r = static_cast<Row*>(a.row.handle);
+    r->version.store(a.version - 1, std::memory_order_relaxed);  // odd: fuzzy readers retry
+    std::atomic_thread_fence(std::memory_order_release);
+    memcpy(r->data(), a.local, a.len);
+    r->version.store(a.version, std::memory_order_release);
+    dev::write(r->data(), a.len);
+    dev::write(&r->version, sizeof r->version);
+  }
+
+  void committed(Thread& th) { th.log->installed(); }
+
+  void after_load() {
+    if (env_.opt.checkpoint_after_load) checkpoint();
+  }
+
+  // Background checkpointer: keeps the logs truncated while workers run.
+  void start() {
+    running_ = true;
+    checkpointer_ = std::thread([this] {
+      dev::set_thread_node(0);
+      std::unique_lock lk(mu_);
+      while (running_) {
+        cv_.wait_for(lk, std::chrono::milliseconds(50), [&] { return !running_ || wanted_; });
+        if (!running_) break;
+        if (!wanted_) continue;
+        lk.unlock();
+        checkpoint();
+        lk.lock();
+        wanted_ = false;
+        cv_.notify_all();
+      }
+      bg_counters_ = dev::my_counters();
+    });
+  }
+
+  void stop() {
+    {
+      std::lock_guard g(mu_);
+      running_ = false;
+    }
+    cv_.notify_all();
+    if (checkpointer_.joinable()) checkpointer_.join();
+  }
+
+  // A fuzzy checkpoint: start LSNs first (records from there on are replayed), then every row
+  // copied consistently while transactions run, then the header made valid.
+  void checkpoint() {
+    std::lock_guard g(ckpt_mu_);
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<uint64_t> start(nlogs_);
+    for (uint32_t i = 0; i < nlogs_; i++) start[i] = logs_[i]->safe_lsn();
+    CheckpointWriter w = ckpt_->begin();
+    for (uint32_t ti = 0; ti < tables_.size(); ti++) {
+      Table& t = *tables_[ti];
+      uint64_t n = std::min<uint64_t>(t.next.load(), t.info.capacity);
+      uint32_t len = t.info.schema.tuple_size();
+      for (uint64_t i = 0; i < n; i++) {
+        Row* r = t.row(i);
+        char* dst = w.row(ti, r->key, len);
+        for (;;) {
+          uint64_t v1 = r->version.load(std::memory_order_acquire);
+          if (v1 & 1) { _mm_pause(); continue; }
+          memcpy(dst, r->data(), len);
+          std::atomic_thread_fence(std::memory_order_acquire);
+          if (r->version.load(std::memory_order_relaxed) == v1) { w.set_version(v1); break; }
+        }
+        dev::read(r->data(), len);
+      }
+    }
+    ckpt_->commit(w, start);
+    for (uint32_t i = 0; i < nlogs_; i++) logs_[i]->truncate_to(start[i]);
+    checkpoints_++;
+    last_ckpt_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  RecoveryReport recover(int nthreads) {
+    RecoveryReport rep;
+    using clk = std::chrono::steady_clock;
+    auto t0 = clk::now();
+    auto lap = [&](const char* step) {
+      auto t1 = clk::now();
+      rep.steps.push_back({step, std::chrono::duration<double>(t1 - t0).count()});
+      t0 = t1;
+    };
+    const CheckpointReader rd = ckpt_->newest();
+    if (!rd.valid)
+      throw std::runtime_error("NVM image holds no complete MMDB checkpoint to recover from "
+                               "(was the crashed run started with --checkpoint none?)");
+    lap("find_checkpoint");
+    // Load rows and rebuild indexes in parallel over the checkpoint's row records.
+    parallel(nthreads, [&](int tid, int nt) {
+      Thread th;
+      rd.for_each(tid, nt, [&](uint32_t table, uint64_t key, uint64_t version, const char* img) {
+        load(th, table, key, img);
+        Row* r = reinterpret_cast<Row*>(tables_[table]->index->lookup(key));
+        r->version.store(version, std::memory_order_relaxed);
+      });
+    });
+    for (auto& t : tables_) rep.rows += t->next.load();
+    lap("load_checkpoint_and_index");
+    std::atomic<uint64_t> replayed{0};
+    parallel(nthreads, [&](int tid, int nt) {
+      for (uint32_t li = tid; li < nlogs_; li += nt) {
+        uint64_t from = rd.start_lsn(li);
+        uint64_t end = logs_[li]->scan(from, [&](const LogEntry& e, const char* img) {
+          apply(e, img);
+          replayed.fetch_add(1, std::memory_order_relaxed);
+        });
+        logs_[li]->reset(from, end);
+      }
+    });
+    rep.replayed = replayed.load();
+    lap("replay_redo_log");
+    return rep;
+  }
+
+  bool read_current(uint32_t table, uint64_t key, char* out, uint64_t& version) {
+    Table& t = *tables_.at(table);
+    uint64_t v = t.index->lookup(key);
+    if (v == HashIndex::kNoValue) return false;
+    Row* r = reinterpret_cast<Row*>(v);
+    memcpy(out, r->data(), t.info.schema.tuple_size());
+    version = r->version.load();
+    return true;
+  }
+
+  nlohmann::json stats() const {
+    uint64_t dh = 0, nh = 0;
+    for (auto& th : threads_ctx_) { dh += th.dram_hits; nh += th.nvm_hits; }
+    nlohmann::json rows = nlohmann::json::object();
+    for (auto& t : tables_) rows[t->info.name] = {{"dram", t->dram_rows}, {"nvm", t->nvm_rows}};
+    return {{"dram_row_accesses", dh},
+            {"nvm_row_accesses", nh},
+            {"checkpoints", checkpoints_.load()},
+            {"last_checkpoint_s", last_ckpt_s_},
+            {"row_capacity", rows},
+            {"checkpointer_nvm_write_bytes", bg_counters_.nvm_write_bytes}};
+  }
+
+ private:
+  struct MetaArea {
+    uint32_t nlogs;
+    uint32_t pad;
+  };
+
+  template <class F>
+  static void parallel(int n, F&& f) {
+    std::vector<std::thread> ts;
+    for (int i = 0; i < n; i++) ts.emplace_back([&, i] { f(i, n); });
+    for (auto& t : ts) t.join();
+  }
+
+  // Redo one logged image if it is newer than the row's; rows are latched through their
+  // version word (odd = busy) because several logs replay at once.
+  void apply(const LogEntry& e, const char* img) {
+    if (e.table >= tables_.size()) throw std::runtime_error("redo log names an unknown table");
+    Table& t = *tables_[e.table];
+    uint64_t v = t.index->lookup(e.key);
+    if (v == HashIndex::kNoValue) throw std::runtime_error("redo log names a missing key");
+    Row* r = reinterpret_cast<Row*>(v);
+    uint64_t cur = r->version.load();
+    for (;;) {
+      if (cur & 1) { _mm_pause(); cur = r->version.load(); continue; }
+      if (r->version.compare_exchange_weak(cur, cur | 1)) break;
+    }
+    if (e.version > cur) {
+      memcpy(r->data(), img, e.len);
+      r->version.store(e.version, std::memory_order_release);
+    } else {
+      r->version.store(cur, std::memory_order_release);
+    }
+  }
+
+  void request_checkpoint() {
+    std::lock_guard g(mu_);
+    if (!wanted_) { wanted_ = true; cv_.notify_all(); }
+  }
+
+  void wait_for_log_space(RedoLog& log) {
+    dev::pay_debt();
+    if (!running_)
+      throw std::runtime_error("MMDB redo log full and no checkpointer running: raise --log-size");
+    request_checkpoint();
+    std::unique_lock lk(mu_);
+    cv_.wait_for(lk, std::chrono::milliseconds(1), [&] { return !wanted_; });
+    (void)log;
+  }
+
+  EngineEnv& env_;
+  int threads_;
+  std::vector<std::unique_ptr<Table>> tables_;
+  std::vector<std::unique_ptr<RedoLog>> logs_;
+  std::vector<Thread> threads_ctx_;
+  std::unique_ptr<Checkpoint> ckpt_;
+  MetaArea* meta_ = nullptr;
+  uint32_t nlogs_ = 0;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool running_ = false;
+  bool wanted_ = false;
+  std::thread checkpointer_;
+  std::mutex ckpt_mu_;
+  std::atomic<uint64_t> checkpoints_{0};
+  double last_ckpt_s_ = 0;
+  dev::Counters bg_counters_;
+};
+
+}  // namespace nvt::mmdb

@@ -1,0 +1,267 @@
+// The run driver: opens the device, builds the engine, loads or recovers, runs the phases
+// (warm-up, measure) with one worker per thread and reports. Templated on the pair config.h
+// names, so tests can drive any pair the same way rundb does.
+#pragma once
+#include <x86intrin.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "benchmarks/ycsb.h"
+#include "storage/device/device.h"
+#include "storage/device/dram_budget.h"
+#include "storage/device/nvm_image.h"
+#include "storage/engine.h"
+#include "system/host.h"
+#include "system/options.h"
+#include "system/stats.h"
+#include "system/txn_manager.h"
+
+namespace nvt {
+
+struct RunContext {
+  const Options& o;
+  std::string engine, cc;
+};
+
+enum Phase : int { kWarmup = 0, kMeasure = 1, kDone = 2 };
+
+// Device settings from the options: profile, overrides, persistence domain.
+dev::CostProfile make_profile(const Options& o);
+// The summary printed to stderr.
+void print_summary(const nlohmann::json& out);
+
+template <class Engine, class CC, class Bench>
+nlohmann::json run_pair(const RunContext& ctx) {
+  using clk = std::chrono::steady_clock;
+  const Options& o = ctx.o;
+  Bench bench(o);
+  auto tables = bench.tables();
+  uint64_t db_bytes = bench.database_bytes();
+
+  EngineOptions eo;
+  eo.threads = o.threads;
+  eo.checkpoint_after_load = o.checkpoint == "after-load";
+  eo.log_bytes = o.log_size ? o.log_size
+                            : std::min<uint64_t>(4ull << 30, std::max<uint64_t>(64ull << 20, 2 * db_bytes / uint64_t(o.threads)));
+  eo.log_bytes = (eo.log_bytes + (2ull << 20) - 1) / (2ull << 20) * (2ull << 20);
+
+  uint64_t dram_budget = o.dram_size ? o.dram_size : uint64_t(double(db_bytes) / o.p_ratio);
+  dev::DeviceOptions d;
+  d.path = o.nvm_path;
+  d.reopen = o.recover;
+  d.layout = std::string("engine=") + Engine::name + " " + bench.layout();
+  d.profile = make_profile(o);
+  d.writer_threads = o.threads;
+  d.numa_nodes = o.numa_nodes;
+  d.size = o.nvm_size ? o.nvm_size : Engine::nvm_bytes(tables, eo) + (64ull << 20);
+  dev::NvmImage nvm(d);
+  dev::DramBudget dram(dram_budget);
+  EngineEnv env{nvm, dram, eo};
+  Engine eng(env, tables);
+
+  nlohmann::json out;
+  nlohmann::json config = o.to_json();
+  config["engine"] = ctx.engine;
+  config["cc"] = ctx.cc;
+  config["device_model"] = DEVICE_MODEL;
+  config["nvm_size"] = nvm.size();
+  config["dram_size"] = dram_budget;
+  config["log_size"] = eo.log_bytes;
+  config["database_bytes"] = db_bytes;
+  out["config"] = config;
+  out["host"] = host_json(nvm);
+
+  if (o.recover) {
+    RecoveryReport rep = eng.recover(o.recovery_threads);
+    nlohmann::json r;
+    double total = 0;
+    for (auto& [step, s] : rep.steps) { r["steps_s"][step] = s; total += s; }
+    r["total_s"] = total;
+    r["rows"] = rep.rows;
+    r["replayed"] = rep.replayed;
+    r["threads"] = o.recovery_threads;
+    out["recovery"] = r;
+    if (!o.verify_ack.empty()) {
+      uint32_t len = bench.tuple_size();
+      out["verification"] = verify_acks(
+          o.verify_ack, len,
+          [&](uint64_t key, char* img, uint64_t& ver) { return eng.read_current(0, key, img, ver); },
+          [](const char* img) { return Bench::stamp_of(img); });
+    }
+    out["results"] = {{"memory_bytes", {{"dram", dram.used()}, {"nvm", nvm.used()}}}};
+    return out;
+  }
+
+  auto l0 = clk::now();
+  bench.load(eng, o.threads);
+  eng.after_load();
+  out["load_s"] = std::chrono::duration<double>(clk::now() - l0).count();
+
+  // Phases. Workers see the phase at transaction boundaries and snapshot their counters there.
+  std::atomic<int> phase{kWarmup};
+  std::atomic<int> finished{0};
+  std::vector<ThreadStats> stats(size_t(o.threads));
+  std::vector<clk::time_point> end_at(size_t(o.threads));
+  const double tsc_ghz = nvm.host().tsc_ghz;
+  CC::start(o.threads);
+  eng.start();
+  std::vector<std::thread> workers;
+  for (int t = 0; t < o.threads; t++)
+    workers.emplace_back([&, t] {
+      pin_thread(t);
+      dev::set_thread_node(t % o.numa_nodes);
+      ThreadStats& st = stats[size_t(t)];
+      TxnManager<Engine, CC> m(eng, t);
+      typename Bench::Worker w(bench, t);
+      Rng backoff(uint64_t(t) + 77);
+      int seen = kWarmup;
+      uint64_t measured = 0;
+      auto& eth = eng.thread(t);
+      std::pair<uint64_t, uint64_t> hits0{};
+      for (;;) {
+        int p = phase.load(std::memory_order_acquire);
+        if (p != seen) {
+          dev::pay_debt();
+          if (p >= kMeasure && seen == kWarmup) {
+            st.dev_start = dev::my_counters();
+            hits0 = Engine::hit_counts(eth);
+          }
+          seen = p;
+        }
+        if (p == kDone || (o.txns && measured >= o.txns)) break;
+        w.next();
+        uint64_t t0 = __rdtsc();
+        bool done = false;
+        for (int attempt = 0;; attempt++) {
+          m.begin();
+          if (w.execute(m)) {
+            if ((done = m.commit())) break;  // commit() aborts by itself on failure
+          } else {
+            m.abort();
+          }
+          if (seen == kMeasure) st.aborts[size_t(m.cause())]++;
+          dev::pay_debt();
+          // Randomized exponential backoff before retrying the same transaction.
+          uint64_t spins = backoff.below(16ull << std::min(attempt, 8));
+          for (uint64_t i = 0; i < spins; i++) _mm_pause();
+          if (phase.load(std::memory_order_relaxed) == kDone) break;
+        }
+        dev::pay_debt();
+        if (!done) continue;  // stopped while retrying: neither committed nor counted again
+        w.acknowledged(m);
+        if (seen == kMeasure) {
+          st.committed.fetch_add(1, std::memory_order_relaxed);
+          st.latency.add(uint64_t(double(__rdtsc() - t0) / tsc_ghz));
+          measured++;
+        }
+      }
+      dev::pay_debt();
+      st.dev_end = dev::my_counters();
+      auto hits1 = Engine::hit_counts(eth);
+      st.engine_hits = hits1.first - hits0.first;
+      st.engine_accesses = hits1.second - hits0.second;
+      end_at[size_t(t)] = clk::now();
+      finished.fetch_add(1);
+    });
+
+  auto sleep_s = [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); };
+  sleep_s(o.warmup_s);
+  phase.store(kMeasure, std::memory_order_release);
+  auto m0 = clk::now();
+  nlohmann::json timeline = nlohmann::json::array();
+  auto committed_now = [&] {
+    uint64_t c = 0;
+    for (auto& s : stats) c += s.committed.load(std::memory_order_relaxed);
+    return c;
+  };
+  if (o.txns) {
+    while (finished.load() < o.threads) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(o.timeline_ms ? o.timeline_ms : 5));
+      if (o.timeline_ms) timeline.push_back(committed_now());
+    }
+  } else if (o.timeline_ms) {
+    auto until = m0 + std::chrono::duration<double>(o.duration_s);
+    while (clk::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(o.timeline_ms));
+      timeline.push_back(committed_now());
+    }
+  } else {
+    sleep_s(o.duration_s);
+  }
+  auto m1 = clk::now();
+  phase.store(kDone, std::memory_order_release);
+  for (auto& w : workers) w.join();
+  if (o.txns) {
+    m1 = m0;
+    for (auto& e : end_at) m1 = std::max(m1, e);
+  }
+  eng.stop();
+  CC::stop();
+
+  double secs = std::chrono::duration<double>(m1 - m0).count();
+  uint64_t committed = 0, aborted = 0, hits = 0, accesses = 0;
+  std::array<uint64_t, size_t(AbortCause::kCount)> causes{};
+  LatencyHistogram lat;
+  dev::Counters dc;
+  for (auto& s : stats) {
+    committed += s.committed.load();
+    aborted += s.aborted();
+    for (size_t i = 0; i < causes.size(); i++) causes[i] += s.aborts[i];
+    lat.merge(s.latency);
+    dc += s.dev_end - s.dev_start;
+    hits += s.engine_hits;
+    accesses += s.engine_accesses;
+  }
+  double per = committed ? 1.0 / double(committed) : 0.0;
+  nlohmann::json by_cause;
+  for (size_t i = 1; i < causes.size(); i++) by_cause[cause_name(AbortCause(i))] = causes[i];
+  nlohmann::json res = {
+      {"measured_s", secs},
+      {"committed", committed},
+      {"aborted", aborted},
+      {"throughput_tps", secs > 0 ? double(committed) / secs : 0.0},
+      {"abort_rate", committed + aborted ? double(aborted) / double(committed + aborted) : 0.0},
+      {"aborts_by_cause", by_cause},
+      {"latency_us",
+       {{"avg", lat.mean() / 1e3},
+        {"p50", lat.percentile(0.50) / 1e3},
+        {"p99", lat.percentile(0.99) / 1e3},
+        {"p999", lat.percentile(0.999) / 1e3}}},
+      {"per_txn",
+       {{"clwb", double(dc.clwb) * per},
+        {"sfence", double(dc.sfence) * per},
+        {"nvm_read_bytes", double(dc.nvm_read_bytes) * per},
+        {"nvm_write_bytes", double(dc.nvm_write_bytes) * per},
+        {"dram_bytes", double(dc.dram_bytes) * per},
+        {"remote_accesses", double(dc.remote) * per},
+        {"charged_ns", double(dc.charged_cycles) / tsc_ghz * per}}},
+      {"cache_hit_rate", accesses ? double(hits) / double(accesses) : 0.0},
+      {"memory_bytes",
+       {{"dram", dram.used()},
+        {"dram_budget", dram.budget()},
+        {"dram_breakdown", dram.breakdown()},
+        {"nvm", nvm.used()},
+        {"nvm_persistent", nvm.used(dev::RegionKind::Persistent)},
+        {"nvm_volatile", nvm.used(dev::RegionKind::Volatile)}}},
+      {"engine", eng.stats()}};
+  out["results"] = res;
+  if (o.timeline_ms) {
+    nlohmann::json tl = nlohmann::json::array();
+    uint64_t prev = 0;
+    for (auto& c : timeline) {
+      uint64_t v = c.get<uint64_t>();
+      tl.push_back(double(v - prev) * 1000.0 / o.timeline_ms);
+      prev = v;
+    }
+    out["timeline"] = {{"interval_ms", o.timeline_ms}, {"throughput_tps", tl}};
+  }
+  return out;
+}
+
+}  // namespace nvt

@@ -1,0 +1,118 @@
+#include "system/options.h"
+
+#include <CLI/CLI.hpp>
+
+#include "storage/device/cost_profile.h"
+#include "storage/device/nvm_image.h"
+
+namespace nvt {
+
+namespace {
+
+// A size flag ("512M", "2G"): CLI11 validator that names the accepted form.
+struct SizeValidator : CLI::Validator {
+  SizeValidator() {
+    name_ = "SIZE";
+    func_ = [](std::string& s) -> std::string {
+      try {
+        dev::parse_size(s);
+        return {};
+      } catch (const std::exception& e) {
+        return e.what();
+      }
+    };
+  }
+};
+
+}  // namespace
+
+nlohmann::json Options::to_json() const {
+  nlohmann::json j = {
+      {"threads", threads},       {"warmup_s", warmup_s},
+      {"duration_s", duration_s}, {"txns_per_thread", txns},
+      {"seed", seed},             {"timeline_ms", timeline_ms},
+      {"nvm_path", nvm_path},     {"nvm_size", nvm_size},
+      {"dram_size", dram_size},   {"p_ratio", p_ratio},
+      {"profile", profile},       {"persist_domain", persist_domain},
+      {"numa_nodes", numa_nodes}, {"checkpoint", checkpoint},
+      {"log_size", log_size},     {"recover", recover},
+      {"recovery_threads", recovery_threads},
+      {"workload", workload},     {"rows", rows},
+      {"read_ratio", read_ratio}, {"theta", theta},
+      {"requests", requests},     {"columns", columns},
+      {"column_size", column_size}};
+  auto opt = [&](const char* k, const std::optional<double>& v) {
+    j[k] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  };
+  opt("read_ns", read_ns);
+  opt("write_gbps", write_gbps);
+  opt("fence_ns", fence_ns);
+  opt("remote_factor", remote_factor);
+  return j;
+}
+
+Options parse_options(int argc, char** argv, const std::string& engine, const std::string& cc) {
+  Options o;
+  CLI::App app{"rundb: one OLTP engine (" + engine + ") with one concurrency-control method (" +
+               cc + ") on an emulated or real NVM device.\nPrints a summary to stderr and one "
+               "JSON object to stdout (and --out)."};
+  app.get_formatter()->column_width(34);
+  SizeValidator size;
+  std::string nvm_size, dram_size, log_size;
+
+  app.add_option("--threads", o.threads, "worker threads")->check(CLI::Range(1, 1024))->capture_default_str();
+  app.add_option("--warmup", o.warmup_s, "warm-up seconds (not measured)")->check(CLI::Range(0.0, 3600.0))->capture_default_str();
+  app.add_option("--duration", o.duration_s, "measured seconds")->check(CLI::Range(0.001, 86400.0))->capture_default_str();
+  app.add_option("--txns", o.txns, "measure this many committed transactions per thread instead of --duration")->check(CLI::Range(uint64_t(0), uint64_t(1) << 40));
+  app.add_option("--seed", o.seed, "random seed")->capture_default_str();
+  app.add_option("--timeline-ms", o.timeline_ms, "report throughput per interval of this many ms (0 = off)")->check(CLI::Range(0, 60000));
+  app.add_option("--out", o.out, "also write the JSON result to this file");
+
+  app.add_option("--nvm-path", o.nvm_path, "NVM image file (DAX file system = real PMem; default /dev/shm/nvtestbed-ENGINE-CC.img)");
+  app.add_option("--nvm-size", nvm_size, "NVM image size (default: what the engine needs)")->check(size);
+  app.add_option("--dram-size", dram_size, "DRAM budget (default: database size / --p-ratio)")->check(size);
+  app.add_option("--p-ratio", o.p_ratio, "NVM (database) to DRAM size ratio P")->check(CLI::Range(0.01, 1024.0))->capture_default_str();
+  std::vector<std::string> profiles = dev::profile_names();
+  app.add_option("--profile", o.profile, "device cost profile")->check(CLI::IsMember(profiles))->capture_default_str();
+  app.add_option("--persist-domain", o.persist_domain, "adr: clwb needed; eadr: caches persistent")->check(CLI::IsMember({"adr", "eadr"}))->capture_default_str();
+  app.add_option("--read-ns", o.read_ns, "override: random read latency of a 256 B unit (ns)")->check(CLI::Range(0.0, 100000.0));
+  app.add_option("--write-gbps", o.write_gbps, "override: device write bandwidth (GB/s)")->check(CLI::Range(0.01, 10000.0));
+  app.add_option("--fence-ns", o.fence_ns, "override: persist (fence) latency (ns)")->check(CLI::Range(0.0, 100000.0));
+  app.add_option("--remote-factor", o.remote_factor, "override: remote NUMA cost factor")->check(CLI::Range(1.0, 100.0));
+  app.add_option("--numa-nodes", o.numa_nodes, "logical NUMA nodes (threads and NVM striped over them)")->check(CLI::Range(1, 64))->capture_default_str();
+
+  app.add_option("--checkpoint", o.checkpoint, "MMDB: checkpoint after load (recovery needs one)")->check(CLI::IsMember({"none", "after-load"}))->capture_default_str();
+  app.add_option("--log-size", log_size, "MMDB: redo log per thread (default: max(64M, 2 x database / threads))")->check(size);
+
+  app.add_flag("--recover", o.recover, "recover from the existing NVM image at --nvm-path instead of loading, then stop");
+  app.add_option("--recovery-threads", o.recovery_threads, "threads for recovery (default --threads)")->check(CLI::Range(1, 1024));
+  app.add_option("--ack-file", o.ack_file, "write per-thread acknowledgement files PREFIX.<tid> of committed writes");
+  app.add_option("--verify-ack", o.verify_ack, "with --recover: check every acknowledged commit is present and none is partial");
+
+  app.add_option("--workload", o.workload, "benchmark")->check(CLI::IsMember({"ycsb"}))->capture_default_str();
+  app.add_option("--rows", o.rows, "YCSB table rows")->check(CLI::Range(uint64_t(1), uint64_t(1) << 36))->capture_default_str();
+  app.add_option("--read-ratio", o.read_ratio, "YCSB share of read requests")->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  app.add_option("--theta", o.theta, "YCSB Zipf theta (0 = uniform)")->check(CLI::Range(0.0, 0.99))->capture_default_str();
+  app.add_option("--requests", o.requests, "YCSB requests per transaction (distinct keys)")->check(CLI::Range(1, 1024))->capture_default_str();
+  app.add_option("--columns", o.columns, "YCSB columns besides the 8 B key")->check(CLI::Range(1, 100))->capture_default_str();
+  app.add_option("--column-size", o.column_size, "YCSB bytes per column")->check(CLI::Range(8, 65536))->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+    if (!nvm_size.empty()) o.nvm_size = dev::parse_size(nvm_size);
+    if (!dram_size.empty()) o.dram_size = dev::parse_size(dram_size);
+    if (!log_size.empty()) o.log_size = dev::parse_size(log_size);
+    if (uint64_t(o.requests) > o.rows)
+      throw CLI::ValidationError("--requests", "must not exceed --rows (keys are distinct)");
+    if (!o.verify_ack.empty() && !o.recover)
+      throw CLI::ValidationError("--verify-ack", "needs --recover");
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    exit(rc == 0 ? 0 : 2);
+  }
+  if (o.nvm_path.empty()) o.nvm_path = "/dev/shm/nvtestbed-" + engine + "-" + cc + ".img";
+  if (o.recovery_threads == 0) o.recovery_threads = o.threads;
+  return o;
+}
+
+}  // namespace nvt

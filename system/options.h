@@ -1,0 +1,53 @@
+// Every runtime setting of rundb, with defaults that run in seconds on a laptop.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace nvt {
+
+struct Options {
+  // Execution
+  int threads = 2;
+  double warmup_s = 1.0;
+  double duration_s = 2.0;
+  uint64_t txns = 0;           // per thread; 0 = measure by --duration
+  uint64_t seed = 1;
+  int timeline_ms = 0;         // 0 = no timeline
+  std::string out;
+  // Device
+  std::string nvm_path;        // default /dev/shm/nvtestbed-<engine>-<cc>.img
+  uint64_t nvm_size = 0;       // 0 = what the engine needs for the workload
+  uint64_t dram_size = 0;      // 0 = database bytes / p_ratio
+  double p_ratio = 4.0;
+  std::string profile = "optane-100";
+  std::string persist_domain = "adr";
+  std::optional<double> read_ns, write_gbps, fence_ns, remote_factor;
+  int numa_nodes = 1;
+  // Engine
+  std::string checkpoint = "after-load";
+  uint64_t log_size = 0;       // 0 = auto
+  // Recovery and verification
+  bool recover = false;
+  int recovery_threads = 0;    // 0 = --threads
+  std::string ack_file;        // prefix of per-thread acknowledgement files
+  std::string verify_ack;      // after --recover, check these acknowledgements
+  // Workload
+  std::string workload = "ycsb";
+  uint64_t rows = 100000;
+  double read_ratio = 0.5;
+  double theta = 0.6;
+  int requests = 16;
+  int columns = 10;
+  int column_size = 100;
+
+  nlohmann::json to_json() const;
+};
+
+// Parses argv; on --help prints usage and exits 0; on a bad value prints a message naming the
+// flag and the accepted range and exits 2.
+Options parse_options(int argc, char** argv, const std::string& engine, const std::string& cc);
+
+}  // namespace nvt

@@ -1,0 +1,29 @@
+// Maps config.h's ENGINE and CC_ALG names to types, and rejects a pair the engine does not
+// support at compile time with a message naming it.
+#pragma once
+#include "config.h"
+#include "concurrency_control/no_wait.h"
+#include "concurrency_control/silo.h"
+#include "storage/engines/mmdb/mmdb.h"
+
+#define NVT_STR2(x) #x
+#define NVT_STR(x) NVT_STR2(x)
+#define NVT_CAT2(a, b) a##b
+#define NVT_CAT(a, b) NVT_CAT2(a, b)
+
+namespace nvt::pair {
+
+// One alias per name a user may pass as CC_ALG=...
+using cc_no_wait = cc::NoWait;
+using cc_silo = cc::Silo;
+// One template per ENGINE=...
+template <class CC> using engine_mmdb = mmdb::Mmdb<CC>;
+
+using CC = NVT_CAT(cc_, CC_ALG);
+using Engine = NVT_CAT(engine_, ENGINE)<CC>;
+static_assert(Engine::template supports<CC>,
+              "unsupported engine-CC pair: ENGINE=" NVT_STR(ENGINE) " CC_ALG=" NVT_STR(CC_ALG));
+inline constexpr const char* kEngine = NVT_STR(ENGINE);
+inline constexpr const char* kCC = NVT_STR(CC_ALG);
+
+}  // namespace nvt::pair

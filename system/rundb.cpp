@@ -1,0 +1,32 @@
+// rundb: one engine with one CC method (chosen in config.h / by make), on the device model.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "system/driver.h"
+#include "system/pair.h"
+
+int main(int argc, char** argv) {
+  using namespace nvt;
+  Options o = parse_options(argc, argv, pair::kEngine, pair::kCC);
+  try {
+    RunContext ctx{o, pair::kEngine, pair::kCC};
+    nlohmann::json out = run_pair<pair::Engine, pair::CC, Ycsb>(ctx);
+    print_summary(out);
+    std::string text = out.dump(2);
+    std::cout << text << std::endl;
+    if (!o.out.empty()) {
+      std::ofstream f(o.out);
+      if (!(f << text << "\n")) {
+        std::cerr << "rundb: cannot write --out " << o.out << "\n";
+        return 1;
+      }
+    }
+    if (out.contains("verification") && out["verification"]["violations"].get<uint64_t>() > 0)
+      return 3;
+  } catch (const std::exception& e) {
+    std::cerr << "rundb: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

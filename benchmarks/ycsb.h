@@ -39,15 +39,15 @@ class Ycsb {
     return s;
   }
 
-  // Random printable strings, 8 characters per 64-bit draw.
+  // Random printable strings ('0'..'o'), 8 characters per 64-bit draw.
   static void random_string(Rng& r, char* dst, size_t len) {
-    static constexpr char kAlpha[] =
-        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-";
     size_t i = 0;
-    while (i < len) {
-      uint64_t x = r.next();
-      for (int c = 0; c < 8 && i < len; c++, x >>= 6) dst[i++] = kAlpha[x & 63];
+    for (; i + 8 <= len; i += 8) {
+      uint64_t x = (r.next() & 0x3f3f3f3f3f3f3f3full) + 0x3030303030303030ull;
+      memcpy(dst + i, &x, 8);
     }
+    uint64_t x = (r.next() & 0x3f3f3f3f3f3f3f3full) + 0x3030303030303030ull;
+    memcpy(dst + i, &x, len - i);
   }
 
   void fill(Rng& r, char* img, uint64_t key, uint64_t stamp) const {

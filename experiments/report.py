@@ -29,8 +29,15 @@ def _binary_host(csv_path):
         return {}
     host = {}
     for col in (c for c in df.columns if c.startswith("host.")):
-        values = sorted(df[col].dropna().astype(str).unique())
-        host[col[len("host."):]] = values[0] if len(values) == 1 else values
+        values = df[col].dropna()
+        if values.nunique() == 1:
+            host[col[len("host."):]] = values.iloc[0]
+        elif pd.api.types.is_numeric_dtype(values):  # per-run calibration: show the range
+            host[col[len("host."):]] = f"{values.min():g} to {values.max():g} over {len(values)} runs"
+        else:  # a few distinct values are worth listing; per-run paths are not
+            distinct = sorted(values.astype(str).unique())
+            host[col[len("host."):]] = distinct if len(distinct) <= 3 else \
+                f"{len(distinct)} distinct values, one per run"
     return host
 
 

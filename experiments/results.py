@@ -19,7 +19,7 @@ def write_json(path, data):
     # Write-then-rename so an interrupted sweep never leaves a half file that resume would trust.
     path = Path(path)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
     tmp.replace(path)
 
 

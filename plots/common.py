@@ -97,7 +97,7 @@ def caption(df):
     parts = [" ".join(_unique(df, "paper") + _unique(df, "figure")) + " shape",
              "scale " + ",".join(_unique(df, "scale")),
              "profile " + ",".join(_unique(df, "config.profile")),
-             kind, f"{reps} repetition{'s' if reps != 1 else ''} (error bars: std)"]
+             kind, f"{reps} repetitions (error bars: std)" if reps > 1 else "1 repetition"]
     return " · ".join(parts)
 
 

@@ -11,6 +11,11 @@
 //   uint64_t persist(Thread&, Access*, size_t)   the commit's persistence protocol, after CC
 //                                     validation with the writes still exclusive
 //   void install(Thread&, Access&)    make a written image the tuple's current one
+//   void committed(Thread&)           after the installs, before the CC releases
+//   void release(Thread&, Access*, size_t)   after commit or abort: unpin what lookup pinned
+//   static uint64_t nvm_bytes(tables, EngineOptions)   image size the engine needs
+//   static pair<uint64_t,uint64_t> hit_counts(const Thread&)   (cache hits, tuple accesses)
+//   const TableInfo& table_info(uint32_t)
 //   void after_load() / start() / stop()   phases (checkpoints, background services)
 //   RecoveryReport recover(int threads)    rebuild from the NVM image in a fresh process
 //   bool read_current(uint32_t table, uint64_t key, char* out, uint64_t& version)   checkers

@@ -57,10 +57,14 @@ class TxnManager {
       if (a.type == AccessType::Write) eng_.install(th_, a);
     eng_.committed(th_);
     cc_.finish(txn_, acc_.data(), acc_.size());
+    eng_.release(th_, acc_.data(), acc_.size());
     return true;
   }
 
-  void abort() { cc_.abort(txn_, acc_.data(), acc_.size()); }
+  void abort() {
+    cc_.abort(txn_, acc_.data(), acc_.size());
+    eng_.release(th_, acc_.data(), acc_.size());
+  }
   // A transaction that decides to roll back by itself (e.g. TPC-C's 1% NewOrder).
   void user_abort() { txn_.cause = AbortCause::User; abort(); }
 

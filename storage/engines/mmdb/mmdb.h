@@ -180,6 +180,7 @@ class Mmdb {
   }
 
   void committed(Thread& th) { th.log->installed(); }
+  void release(Thread&, Access*, size_t) {}  // rows never move: nothing to unpin
 
   void after_load() {
     if (env_.opt.checkpoint_after_load) checkpoint();

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# `make bench`: MMDB's speed and memory on this machine, as the foundation issue defines them.
+# YCSB, 1M rows of ~1 KB, 16 requests, 2 threads, `dram` profile, NO_WAIT and SILO, read ratio
+# 0.5 / 0.9 x theta 0.6 / 0.95, REPS repetitions each; then the device model's own cost (same
+# run with the model compiled out, interleaved run by run) and DRAM used against raw tuples.
+# Not a test: it prints numbers, it does not judge them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPS=${REPS:-3}
+ROWS=${ROWS:-1000000}
+DUR=${DUR:-3}
+make -s -j2 ENGINE=mmdb CC_ALG=no_wait
+make -s -j2 ENGINE=mmdb CC_ALG=silo
+make -s -j2 ENGINE=mmdb CC_ALG=no_wait DEVICE_MODEL=0
+IMG=/dev/shm/nvtestbed-bench-$$.img
+trap 'rm -f "$IMG"' EXIT
+# The log is sized so no checkpoint falls in the measured window (the papers' MMDB setting);
+# the DRAM budget holds the whole database ("ideal MMDB").
+COMMON=(--profile dram --rows "$ROWS" --threads 2 --requests 16 --warmup 1 --duration "$DUR"
+        --dram-size 2G --log-size 4G --nvm-path "$IMG")
+run() {  # binary, extra flags... -> prints tps and the JSON fields we report
+  "$@" 2>/dev/null | python3 -c '
+import json, sys
+j = json.load(sys.stdin); r = j["results"]; m = r["memory_bytes"]
+print(f"{r[\"throughput_tps\"]:.0f} {r[\"abort_rate\"]:.4f} {m[\"dram\"]} {m[\"dram_breakdown\"].get(\"index.usertable\", 0)} {j[\"config\"][\"database_bytes\"]} {r[\"engine\"][\"checkpoints\"]}")'
+}
+printf "%-8s %-5s %-5s %s\n" cc read theta "committed txn/s per repetition (abort rate)"
+for cc in no_wait silo; do
+  for rr in 0.5 0.9; do
+    for th in 0.6 0.95; do
+      line=""
+      for rep in $(seq 1 "$REPS"); do
+        read -r tps ar dram idx raw ck < <(run build/mmdb-$cc/rundb "${COMMON[@]}" --read-ratio $rr --theta $th --seed $rep)
+        line+="$tps ($ar) "
+      done
+      printf "%-8s %-5s %-5s %s\n" $cc $rr $th "$line"
+    done
+  done
+done
+echo
+echo "Device model overhead (no_wait, read 0.5, theta 0.6, dram profile), interleaved runs:"
+for rep in $(seq 1 "$REPS"); do
+  read -r with _ _ _ _ _ < <(run build/mmdb-no_wait/rundb "${COMMON[@]}" --read-ratio 0.5 --theta 0.6 --seed $rep)
+  read -r without _ _ _ _ _ < <(run build/mmdb-no_wait-nomodel/rundb "${COMMON[@]}" --read-ratio 0.5 --theta 0.6 --seed $rep)
+  python3 -c "print(f'  model on {$with:.0f} txn/s, compiled out {$without:.0f} txn/s, cost {100*(1-$with/$without):+.1f}%')"
+done
+echo
+read -r _ _ dram idx raw ck < <(run build/mmdb-no_wait/rundb "${COMMON[@]}" --read-ratio 0.5 --theta 0.6)
+python3 -c "print(f'DRAM used {$dram/2**20:.0f} MiB = {($dram-$idx)/$raw:.3f} x raw tuple bytes ({$raw/2**20:.0f} MiB) + index ({$idx/2**20:.0f} MiB); checkpoints during run: $ck')"

@@ -1,0 +1,174 @@
+// A small MMDB database for the engine and CC tests: one NVM image, one DRAM budget, one
+// engine over hand-built tables, built fresh or over a reopened image (recovery).
+#pragma once
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "concurrency_control/no_wait.h"
+#include "concurrency_control/silo.h"
+#include "storage/device/dram_budget.h"
+#include "storage/device/nvm_image.h"
+#include "storage/engine.h"
+#include "storage/engines/mmdb/mmdb.h"
+#include "system/txn_manager.h"
+#include "tests/unit/test_util.h"
+
+namespace nvt::test {
+
+// Accounts: an 8 B key, an 8 B signed balance, 48 B of payload (a 64 B tuple).
+constexpr uint32_t kBalance = 8;
+constexpr uint32_t kPayload = 16;
+constexpr uint32_t kTuple = 64;
+
+inline Schema account_schema() {
+  Schema s;
+  s.add("key", 8).add("balance", 8).add("payload", 48);
+  return s;
+}
+
+inline std::vector<TableInfo> account_tables(uint64_t rows) {
+  return {{0, "accounts", account_schema(), rows}};
+}
+
+inline std::string layout_of(const std::vector<TableInfo>& tables) {
+  std::string s = "engine=mmdb unit-test";
+  for (auto& t : tables) s += " " + t.name + "(" + t.schema.describe() + ")" + std::to_string(t.capacity);
+  return s;
+}
+
+inline int64_t balance_of(const char* img) {
+  int64_t b;
+  memcpy(&b, img + kBalance, 8);
+  return b;
+}
+inline void set_balance(char* img, int64_t b) { memcpy(img + kBalance, &b, 8); }
+
+// The image a loaded account starts with.
+inline void initial_image(char* img, uint64_t key, int64_t balance) {
+  memset(img, 0, kTuple);
+  memcpy(img, &key, 8);
+  set_balance(img, balance);
+  snprintf(img + kPayload, 48, "account %llu", (unsigned long long)key);
+}
+
+struct DbOptions {
+  uint64_t rows = 1000;
+  int threads = 2;
+  uint64_t dram_bytes = 64ull << 20;
+  uint64_t log_bytes = 4ull << 20;
+  bool checkpoint_after_load = true;
+  std::string profile = "dram";
+};
+
+template <class CC>
+class TestDb {
+ public:
+  using Engine = mmdb::Mmdb<CC>;
+  using Mgr = TxnManager<Engine, CC>;
+
+  TestDb(const std::string& path, const DbOptions& o, bool reopen = false) : tables_(account_tables(o.rows)) {
+    eo_.threads = o.threads;
+    eo_.log_bytes = o.log_bytes;
+    eo_.checkpoint_after_load = o.checkpoint_after_load;
+    dev::DeviceOptions d = device_options(path, Engine::nvm_bytes(tables_, eo_) + (16ull << 20),
+                                          o.profile, layout_of(tables_));
+    d.reopen = reopen;
+    d.writer_threads = o.threads;
+    nvm = std::make_unique<dev::NvmImage>(d);
+    dram = std::make_unique<dev::DramBudget>(o.dram_bytes);
+    env = std::make_unique<EngineEnv>(EngineEnv{*nvm, *dram, eo_});
+    eng = std::make_unique<Engine>(*env, tables_);
+  }
+  ~TestDb() {
+    eng.reset();  // stops the checkpointer before the image goes
+    env.reset();
+    dram.reset();
+    nvm.reset();
+  }
+
+  // Load accounts 0..rows-1 with `balance` each (single loader thread) and run after_load().
+  void load(int64_t balance) {
+    char img[kTuple];
+    auto& th = eng->thread(0);
+    for (uint64_t k = 0; k < tables_[0].capacity; k++) {
+      initial_image(img, k, balance);
+      eng->load(th, 0, k, img);
+    }
+    eng->after_load();
+  }
+
+  struct Snapshot {
+    std::vector<std::string> images;
+    std::vector<uint64_t> versions;
+  };
+  Snapshot snapshot() {
+    Snapshot s;
+    char img[kTuple];
+    for (uint64_t k = 0; k < tables_[0].capacity; k++) {
+      uint64_t v = 0;
+      if (!eng->read_current(0, k, img, v)) {
+        s.images.emplace_back();
+        s.versions.push_back(~0ull);
+        continue;
+      }
+      s.images.emplace_back(img, kTuple);
+      s.versions.push_back(v);
+    }
+    return s;
+  }
+  int64_t total() {
+    int64_t t = 0;
+    char img[kTuple];
+    for (uint64_t k = 0; k < tables_[0].capacity; k++) {
+      uint64_t v;
+      if (eng->read_current(0, k, img, v)) t += balance_of(img);
+    }
+    return t;
+  }
+
+  std::vector<TableInfo> tables_;
+  EngineOptions eo_;
+  std::unique_ptr<dev::NvmImage> nvm;
+  std::unique_ptr<dev::DramBudget> dram;
+  std::unique_ptr<EngineEnv> env;
+  std::unique_ptr<Engine> eng;
+};
+
+// One bank transfer of `amount` from a to b. Returns true when it committed.
+template <class Mgr>
+bool transfer(Mgr& m, uint64_t a, uint64_t b, int64_t amount) {
+  m.begin();
+  char* x = m.write(0, a);
+  if (!x) { m.abort(); return false; }
+  char* y = m.write(0, b);
+  if (!y) { m.abort(); return false; }
+  set_balance(x, balance_of(x) - amount);
+  set_balance(y, balance_of(y) + amount);
+  return m.commit();
+}
+
+// Read every account in one transaction; returns false when it aborted, else the sum in *sum.
+template <class Mgr>
+bool audit(Mgr& m, uint64_t rows, int64_t* sum) {
+  m.begin();
+  int64_t s = 0;
+  for (uint64_t k = 0; k < rows; k++) {
+    const char* p = m.read(0, k);
+    if (!p) { m.abort(); return false; }
+    s += balance_of(p);
+  }
+  if (!m.commit()) return false;
+  *sum = s;
+  return true;
+}
+
+// Starts and stops the CC's process-wide services (Silo's epoch ticker) around a scope.
+template <class CC>
+struct CCServices {
+  explicit CCServices(int threads) { CC::start(threads); }
+  ~CCServices() { CC::stop(); }
+};
+
+}  // namespace nvt::test

@@ -43,8 +43,12 @@ class Plan:
 
     @property
     def pairs(self):
-        """The (engine, cc) binaries this plan needs, in first-use order."""
-        return list(dict.fromkeys((r.settings["engine"], r.settings["cc"]) for r in self.runs))
+        return binaries(self.runs)
+
+
+def binaries(runs):
+    """The (engine, cc) pairs these runs need built, in first-use order."""
+    return list(dict.fromkeys((r.settings["engine"], r.settings["cc"]) for r in runs))
 
 
 def describe_pending(entry):

@@ -12,7 +12,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from experiments import executors
-from experiments.planner import describe_pending
+from experiments.planner import binaries, describe_pending
 from experiments.results import ROOT, host_info, result_path, write_csv, write_json
 
 # Settings that choose the binary or the image folder rather than being rundb flags.
@@ -114,8 +114,7 @@ def run_sweep(plan, results_dir="results", executor="local", scheduler=None, wor
     echo(f"{spec['name']} [{plan.scale}]: {len(plan.runs)} runs planned, "
          f"{summary.skipped} already done, {len(todo)} to run, {len(plan.pending)} pending configs")
 
-    pairs = list(dict.fromkeys((r.settings["engine"], r.settings["cc"]) for r in todo))
-    build_errors = build(pairs, logs, root) if pairs else {}
+    build_errors = build(binaries(todo), logs, root)
     jobs = []
     for run in todo:
         pair = (run.settings["engine"], run.settings["cc"])

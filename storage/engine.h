@@ -19,6 +19,7 @@
 //   void after_load() / start() / stop()   phases (checkpoints, background services)
 //   RecoveryReport recover(int threads)    rebuild from the NVM image in a fresh process
 //   bool read_current(uint32_t table, uint64_t key, char* out, uint64_t& version)   checkers
+//   nlohmann::json check()           invariants after recovery: {violations, examples}
 //   nlohmann::json stats()           cache hits, memory by kind, engine-specific numbers
 #pragma once
 #include <cstdint>

@@ -44,6 +44,9 @@ void print_summary(const nlohmann::json& out) {
                 << " violations\n";
       for (auto& e : v["examples"]) std::cerr << "    " << e.get<std::string>() << "\n";
     }
+    const auto& inv = out["invariants"];
+    std::cerr << "  engine invariants: " << inv["violations"] << " violations\n";
+    for (auto& e : inv["examples"]) std::cerr << "    " << e.get<std::string>() << "\n";
     return;
   }
   const auto& r = out["results"];

@@ -59,6 +59,11 @@ nlohmann::json run_pair(const RunContext& ctx) {
   d.profile = make_profile(o);
   d.writer_threads = o.threads;
   d.numa_nodes = o.numa_nodes;
+  d.power_fail = o.power_fail;
+  d.crash = dev::parse_crash(o.crash_at);
+  d.crash.evict_prob = o.evict_prob;
+  d.crash.seed = o.seed;
+  dev::g_fault = dev::parse_fault(o.fault);
   d.size = o.nvm_size ? o.nvm_size : Engine::nvm_bytes(tables, eo) + (64ull << 20);
   dev::NvmImage nvm(d);
   dev::DramBudget dram(dram_budget);
@@ -87,6 +92,7 @@ nlohmann::json run_pair(const RunContext& ctx) {
     r["replayed"] = rep.replayed;
     r["threads"] = o.recovery_threads;
     out["recovery"] = r;
+    out["invariants"] = eng.check();
     if (!o.verify_ack.empty()) {
       uint32_t len = bench.tuple_size();
       out["verification"] = verify_acks(

@@ -40,7 +40,9 @@ nlohmann::json Options::to_json() const {
       {"workload", workload},     {"rows", rows},
       {"read_ratio", read_ratio}, {"theta", theta},
       {"requests", requests},     {"columns", columns},
-      {"column_size", column_size}};
+      {"column_size", column_size}, {"power_fail", power_fail},
+      {"crash_at", crash_at},     {"evict_prob", evict_prob},
+      {"fault", fault}};
   auto opt = [&](const char* k, const std::optional<double>& v) {
     j[k] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
   };
@@ -89,6 +91,12 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   app.add_option("--ack-file", o.ack_file, "write per-thread acknowledgement files PREFIX.<tid> of committed writes");
   app.add_option("--verify-ack", o.verify_ack, "with --recover: check every acknowledged commit is present and none is partial");
 
+  app.add_flag("--power-fail", o.power_fail, "simulate power failure: the persistent image changes only at flush+fence (ADR) or every store (eADR)");
+  app.add_option("--crash-at", o.crash_at, "with --power-fail: none, fence:N, time:MS, point:NAME or point:NAME:N (exits 86)")->check([](const std::string& s) {
+    try { dev::parse_crash(s); return std::string(); } catch (const std::exception& e) { return std::string(e.what()); }
+  });
+  app.add_option("--evict-prob", o.evict_prob, "with --power-fail: share of dirty unflushed lines written back early at the crash")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--fault", o.fault, "inject a persistence bug the crash tests must catch")->check(CLI::IsMember({"none", "drop-flush", "drop-fence", "reorder-lp"}))->capture_default_str();
   app.add_option("--workload", o.workload, "benchmark")->check(CLI::IsMember({"ycsb"}))->capture_default_str();
   app.add_option("--rows", o.rows, "YCSB table rows")->check(CLI::Range(uint64_t(1), uint64_t(1) << 36))->capture_default_str();
   app.add_option("--read-ratio", o.read_ratio, "YCSB share of read requests")->check(CLI::Range(0.0, 1.0))->capture_default_str();
@@ -104,6 +112,8 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
     if (!log_size.empty()) o.log_size = dev::parse_size(log_size);
     if (uint64_t(o.requests) > o.rows)
       throw CLI::ValidationError("--requests", "must not exceed --rows (keys are distinct)");
+    if ((o.crash_at != "none" || o.evict_prob > 0) && !o.power_fail)
+      throw CLI::ValidationError("--crash-at/--evict-prob", "need --power-fail");
     if (!o.verify_ack.empty() && !o.recover)
       throw CLI::ValidationError("--verify-ack", "needs --recover");
   } catch (const CLI::ParseError& e) {

@@ -34,6 +34,11 @@ struct Options {
   int recovery_threads = 0;    // 0 = --threads
   std::string ack_file;        // prefix of per-thread acknowledgement files
   std::string verify_ack;      // after --recover, check these acknowledgements
+  // Power-failure simulation
+  bool power_fail = false;
+  std::string crash_at = "none";
+  double evict_prob = 0;
+  std::string fault = "none";
   // Workload
   std::string workload = "ycsb";
   uint64_t rows = 100000;

@@ -22,8 +22,8 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
-    if (out.contains("verification") && out["verification"]["violations"].get<uint64_t>() > 0)
-      return 3;
+    for (const char* k : {"verification", "invariants"})
+      if (out.contains(k) && out[k]["violations"].get<uint64_t>() > 0) return 3;
   } catch (const std::exception& e) {
     std::cerr << "rundb: error: " << e.what() << "\n";
     return 1;

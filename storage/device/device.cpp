@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "storage/device/power_fail.h"
+
 namespace nvt::dev {
 
 Model g_model;
@@ -60,6 +62,7 @@ void flush(const void* p, size_t len) {
   if (g_model.charges) charge(c, u * g_model.write_unit_cycles, p);
 #endif
   if (!g_model.eadr) pmem_flush(p, len);
+  if (g_power_fail) g_power_fail->on_flush(p, len);
 }
 
 void fence() {
@@ -74,6 +77,7 @@ void fence() {
   }
 #endif
   pmem_drain();
+  if (g_power_fail) g_power_fail->on_fence();
 }
 
 void nt_copy(void* dst, const void* src, size_t len) {
@@ -85,6 +89,7 @@ void nt_copy(void* dst, const void* src, size_t len) {
   if (g_model.charges) charge(c, u * g_model.write_unit_cycles, dst);
 #endif
   pmem_memcpy(dst, src, len, PMEM_F_MEM_NONTEMPORAL | PMEM_F_MEM_NODRAIN);
+  if (g_power_fail) g_power_fail->on_flush(dst, len);  // streamed lines persist at the fence
 }
 
 }  // namespace nvt::dev

@@ -151,6 +151,11 @@ NvmImage::NvmImage(const DeviceOptions& o)
     pmem_persist(h->magic, sizeof kMagic);
   }
   is_pmem_ = pm != 0;
+  if (o.power_fail) {
+    power_fail_ = std::make_unique<PowerFail>(base_, size_, path_,
+                                              o.profile.domain == PersistDomain::EADR, o.crash);
+    g_power_fail = power_fail_.get();
+  }
   // Fault every page in now: first-touch page faults inside the measured phase would be a cost
   // of the emulation (tmpfs), not of the device.
 #ifdef MADV_POPULATE_WRITE
@@ -165,6 +170,8 @@ NvmImage::NvmImage(const DeviceOptions& o)
 }
 
 NvmImage::~NvmImage() {
+  g_power_fail = nullptr;
+  power_fail_.reset();
   if (base_) pmem_unmap(base_, size_);
   g_model.base = g_model.end = nullptr;
 }
@@ -200,11 +207,16 @@ Region NvmImage::region(const std::string& name, uint64_t size, RegionKind kind)
   e.offset = off;
   e.size = size;
   e.kind = uint32_t(kind);
-  pmem_persist(&e, sizeof e);
+  durable(&e, sizeof e);
   h->next_free = off + size;
   h->nregions++;  // the entry becomes visible only after it is durable
-  pmem_persist(&h->nregions, sizeof h->nregions + sizeof h->image_size + sizeof h->next_free);
+  durable(&h->nregions, sizeof h->nregions + sizeof h->image_size + sizeof h->next_free);
   return Region{base_ + off, size, kind, false};
+}
+
+void NvmImage::durable(const void* p, size_t len) {
+  pmem_persist(p, len);
+  if (power_fail_) power_fail_->persist_now(p, len);
 }
 
 uint64_t NvmImage::used() const {

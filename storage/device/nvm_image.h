@@ -3,12 +3,14 @@
 // regions carved from it. Also owns the device model's calibration (device.h's g_model).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "storage/device/cost_profile.h"
+#include "storage/device/power_fail.h"
 
 namespace nvt::dev {
 
@@ -33,6 +35,8 @@ struct DeviceOptions {
   CostProfile profile;
   int writer_threads = 1;      // threads sharing the write bandwidth
   int numa_nodes = 1;          // logical nodes the image is striped over
+  bool power_fail = false;     // keep a separate persistent image; crash per `crash`
+  CrashSpec crash;
 };
 
 // What calibration found about the host, reported in the output.
@@ -69,6 +73,7 @@ class NvmImage {
 
  private:
   void calibrate();
+  void durable(const void* p, size_t len);  // pmem_persist, mirrored in power-failure mode
   void apply_profile();
 
   std::string path_;
@@ -79,6 +84,7 @@ class NvmImage {
   CostProfile profile_;
   HostCosts host_;
   int writers_ = 1;
+  std::unique_ptr<PowerFail> power_fail_;
   mutable std::mutex mu_;
 };
 

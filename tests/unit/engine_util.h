@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "benchmarks/zipf.h"
 #include "concurrency_control/no_wait.h"
 #include "concurrency_control/silo.h"
 #include "storage/device/dram_budget.h"

@@ -201,8 +201,9 @@ TEST(DeviceCosts, OptaneChargesNvmAccessesNotDram) {
       std::find(slow.begin(), slow.end(), "read latency") != slow.end();
   auto c0 = snap();
   dev::read(b, 64);
-  if (!host_reads_slower)
+  if (!host_reads_slower) {
     EXPECT_GT((snap() - c0).charged_cycles, 0u) << "a random NVM read costs more than DRAM";
+  }
 
   c0 = snap();
   dev::read(b, 4096);  // further units are charged at the sequential bandwidth regardless
@@ -257,6 +258,24 @@ TEST(DeviceCosts, OptaneFlushTakesLongerThanDram) {
   EXPECT_GT(extra_optane, 200e3) << "charged ns for 1 MB written back";
   EXPECT_GT(t_optane - t_dram, 0.5 * extra_optane)
       << "dram " << t_dram << " ns, optane " << t_optane << " ns, charged " << extra_optane;
+}
+
+// Calibration measures what the host already pays, to subtract it from the target's costs: a
+// dependent random read over 64 MB of DRAM takes tens of nanoseconds on any machine, and
+// store+clwb+sfence is never free.
+TEST(DeviceCosts, HostCalibrationIsPlausible) {
+  TempPath p("calib");
+  dev::NvmImage img(device_options(p.str(), kImage, "optane-100"));
+  const dev::HostCosts& h = img.host();
+  EXPECT_GT(h.tsc_ghz, 0.3);
+  EXPECT_LT(h.tsc_ghz, 10.0);
+  EXPECT_GT(h.dram_read_ns, 5.0) << "the pointer chase did not run (optimized away?)";
+  EXPECT_LT(h.dram_read_ns, 2000.0);
+  EXPECT_GT(h.persist_ns, 1.0);
+  // The read charge is the target's latency minus the host's.
+  double charged_ns = double(dev::g_model.read_unit_cycles) / h.tsc_ghz;
+  EXPECT_LT(charged_ns, img.profile().read_ns - 5.0 + 1.0)
+      << "the host's own DRAM latency is not subtracted";
 }
 
 // ---------------------------------------------------------------------------------------------

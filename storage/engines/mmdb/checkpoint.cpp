@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "storage/device/device.h"
+#include "storage/device/power_fail.h"
 
 namespace nvt::mmdb {
 
@@ -59,6 +60,7 @@ void Checkpoint::commit(CheckpointWriter& w, const std::vector<uint64_t>& start_
   for (size_t t = 0; t < w.rows_.size(); t++)
     dev::flush(w.slot_ + w.offset_[t], w.rows_[t] * w.rec_[t]);
   dev::fence();
+  dev::crash_point("mmdb.checkpoint_before_header");
   auto* h = reinterpret_cast<CkptHeader*>(w.slot_);
   CkptHeader nh{};
   nh.ntables = uint32_t(w.rows_.size());

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "storage/device/device.h"
+#include "storage/device/power_fail.h"
 
 namespace nvt::mmdb {
 
@@ -58,8 +59,12 @@ bool RedoLog::append() {
   memcpy(buf_.data(), &h, kHdr);
   char* dst = at(lsn);
   memcpy(dst, buf_.data(), bytes);
-  dev::flush(dst, bytes);
-  dev::fence();
+  // Injected protocol bugs (power-failure tests must catch them): forget the record's last
+  // line, or acknowledge without the fence.
+  dev::flush(dst, dev::fault_is(dev::Fault::DropFlush) && bytes > 64 ? bytes - 64 : bytes);
+  dev::crash_point("mmdb.before_log_fence");
+  if (!dev::fault_is(dev::Fault::DropFence)) dev::fence();
+  dev::crash_point("mmdb.after_log_fence");
   tail_.store(lsn + bytes, std::memory_order_release);
   return true;
 }

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Crash torture: many power-failure rounds for one engine-CC pair, each recovered and checked.
+
+A round runs rundb in power-failure mode with acknowledgement files and a random crash point
+(after the Nth fence, at a random time, or at a named point inside the engine's protocol, with
+a random share of dirty lines evicted early), sometimes crashes the recovery itself too, then
+recovers for real and checks: every acknowledged transaction present, none partly visible, no
+torn tuple (per-image checksums), the engine's own invariants. Prints a summary and exits 1 on
+any violation (2 on a round that failed to run).
+
+    python3 scripts/torture.py --engine mmdb --cc no_wait --rounds 1000
+    python3 scripts/torture.py --engine mmdb --cc silo --rounds 20 --fault drop-flush
+"""
+import argparse
+import collections
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CRASH_EXIT = 86
+# Named crash points inside each engine's persistence protocol.
+POINTS = {
+    "mmdb": ["mmdb.before_log_fence", "mmdb.after_log_fence", "mmdb.checkpoint_before_header"],
+    "zen": ["zen.before_fence", "zen.after_fence", "zen.after_lp_flush"],
+}
+
+
+def build(engine, cc):
+    subprocess.run(["make", "-s", "-j2", f"ENGINE={engine}", f"CC_ALG={cc}"], cwd=ROOT, check=True)
+    return os.path.join(ROOT, "build", f"{engine}-{cc}", "rundb")
+
+
+def run(cmd, timeout=120):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def crash_spec(rng, engine):
+    kind = rng.choice(["fence", "fence", "time", "point"])
+    if kind == "fence":
+        n = rng.choice([rng.randint(1, 50), rng.randint(50, 2000), rng.randint(2000, 20000)])
+        return f"fence:{n}", f"fence:{len(str(n))}-digit"
+    if kind == "time":
+        ms = rng.randint(50, 1500)
+        return f"time:{ms}", "time"
+    point = rng.choice(POINTS.get(engine, []) or ["none"])
+    hit = rng.choice([1, rng.randint(2, 50), rng.randint(50, 3000)])
+    return f"point:{point}:{hit}", f"point:{point}"
+
+
+def acked_anything(workdir):
+    for f in os.listdir(workdir):
+        if f.startswith("ack.") and os.path.getsize(os.path.join(workdir, f)) > 0:
+            return True
+    return False
+
+
+def one_round(binary, engine, rnd, rng, args, workdir):
+    img = os.path.join(workdir, "img")
+    ack = os.path.join(workdir, "ack")
+    for f in os.listdir(workdir):
+        os.unlink(os.path.join(workdir, f))
+    spec, label = crash_spec(rng, engine)
+    evict = rng.choice([0.0, 0.0, 0.1, 0.5, 1.0])
+    # A DRAM budget that holds about a third of the rows: the rest live in volatile NVM.
+    dram = 2 * args.threads * 2**20 + args.rows * 400
+    common = ["--rows", str(args.rows), "--nvm-path", img, "--threads", str(args.threads),
+              "--dram-size", str(dram)]
+    workload = common + ["--read-ratio", str(rng.choice([0.0, 0.2, 0.5])),
+                         "--theta", str(rng.choice([0.0, 0.6, 0.9])),
+                         "--warmup", "0", "--duration", str(args.duration),
+                         "--seed", str(rnd + 1), "--ack-file", ack, "--power-fail",
+                         "--crash-at", spec, "--evict-prob", str(evict), "--fault", args.fault]
+    rc, _, err = run([binary] + workload)
+    if rc not in (0, CRASH_EXIT):
+        return {"error": f"run exited {rc}: {err.strip()[-400:]}", "label": label}
+    crashed = rc == CRASH_EXIT
+    # Sometimes crash the recovery as well, then recover again: recovery must be idempotent.
+    recovery_crash = rng.random() < args.recovery_crash_share
+    if recovery_crash:
+        rspec = rng.choice([f"fence:{rng.randint(1, 20)}", f"time:{rng.randint(1, 40)}"])
+        rc2, _, err2 = run([binary] + common + ["--recover", "--power-fail", "--crash-at", rspec])
+        if rc2 not in (0, CRASH_EXIT) and "no complete" not in err2:
+            return {"error": f"crashed recovery exited {rc2}: {err2.strip()[-400:]}", "label": label}
+    rc3, out, err3 = run([binary] + common + ["--recover", "--verify-ack", ack])
+    if rc3 == 1 and "no complete" in err3 and not acked_anything(workdir):
+        # Power failed while loading, before the database was ever durable: nothing to recover.
+        return {"label": label + " (during load)", "crashed": crashed,
+                "recovery_crash": recovery_crash, "violations": 0, "examples": [], "acked": 0}
+    if rc3 not in (0, 3):
+        return {"error": f"recovery exited {rc3}: {err3.strip()[-400:]}", "label": label}
+    j = json.loads(out)
+    v, inv = j["verification"], j["invariants"]
+    return {"label": label, "crashed": crashed, "recovery_crash": recovery_crash,
+            "violations": v["violations"] + inv["violations"],
+            "examples": v["examples"][:3] + inv["examples"][:3], "acked": v["acked_txns"]}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--engine", default="mmdb")
+    ap.add_argument("--cc", default="no_wait")
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--rows", type=int, default=5000)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--duration", type=float, default=1.5)
+    ap.add_argument("--fault", default="none",
+                    choices=["none", "drop-flush", "drop-fence", "reorder-lp"])
+    ap.add_argument("--recovery-crash-share", type=float, default=0.2)
+    ap.add_argument("--stop-on-violation", action="store_true",
+                    help="stop at the first round with a violation (to count rounds to catch a fault)")
+    args = ap.parse_args()
+    if args.rounds < 1 or args.rows < 100 or args.threads < 1 or args.duration <= 0:
+        ap.error("--rounds >= 1, --rows >= 100, --threads >= 1 and --duration > 0 are required")
+    binary = build(args.engine, args.cc)
+    rng = random.Random(args.seed)
+    workdir = tempfile.mkdtemp(prefix="nvt-torture-", dir="/dev/shm")
+    points = collections.Counter()
+    totals = collections.Counter()
+    first_violation = None
+    try:
+        for rnd in range(args.rounds):
+            r = one_round(binary, args.engine, rnd, rng, args, workdir)
+            points[r["label"]] += 1
+            if "error" in r:
+                print(f"round {rnd}: ERROR {r['error']}", file=sys.stderr)
+                totals["errors"] += 1
+                continue
+            totals["rounds"] += 1
+            totals["crashed"] += r["crashed"]
+            totals["recovery_crashes"] += r["recovery_crash"]
+            totals["acked"] += r["acked"]
+            if r["violations"]:
+                totals["violating_rounds"] += 1
+                totals["violations"] += r["violations"]
+                if first_violation is None:
+                    first_violation = rnd + 1
+                print(f"round {rnd}: {r['violations']} violations at {r['label']}: {r['examples']}",
+                      file=sys.stderr)
+                if args.stop_on_violation:
+                    break
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    summary = {"engine": args.engine, "cc": args.cc, "fault": args.fault,
+               "rounds": totals["rounds"], "errors": totals["errors"],
+               "crashed_rounds": totals["crashed"], "recovery_crashes": totals["recovery_crashes"],
+               "acked_txns_checked": totals["acked"], "distinct_crash_points": len(points),
+               "crash_points": dict(sorted(points.items())),
+               "violating_rounds": totals["violating_rounds"], "violations": totals["violations"],
+               "first_violation_round": first_violation}
+    print(json.dumps(summary, indent=2))
+    if totals["errors"]:
+        sys.exit(2)
+    sys.exit(1 if totals["violations"] else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+# Shared helpers of the end-to-end tests (sourced). Every test works in its own directory under
+# /dev/shm, removed on exit, and kills only the processes it started.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+PAIRS=(no_wait silo)  # CC methods built with ENGINE=mmdb
+
+TMP="$(mktemp -d /dev/shm/nvt-e2e.XXXXXX)"
+BG_PIDS=()
+cleanup() {
+  local p
+  for p in "${BG_PIDS[@]:-}"; do
+    [[ -n "$p" ]] && kill -9 "$p" 2>/dev/null || true
+  done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+say() { echo "  $*" >&2; }
+
+rundb_of() { echo "$ROOT/build/mmdb-$1/rundb"; }
+
+# json FILE EXPR: print the Python expression EXPR evaluated with d = the JSON object in FILE.
+json() {
+  python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# check FILE COND WHAT: fail unless the Python condition COND (over d) holds for FILE's JSON.
+check() {
+  local file="$1" cond="$2" what="$3"
+  python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$file" "$cond" || fail "$what (condition: $cond; file: $file)"
+}
+
+# expect_error RC_WANT NEEDLE CMD...: run CMD; its exit status must be RC_WANT ("nonzero" for
+# any failure) and its stderr must contain NEEDLE.
+expect_error() {
+  local want="$1" needle="$2"
+  shift 2
+  local rc=0
+  "$@" >"$TMP/stdout" 2>"$TMP/stderr" || rc=$?
+  if [[ "$want" == nonzero ]]; then
+    [[ $rc -ne 0 ]] || fail "'$*' succeeded; expected a failure naming '$needle'"
+  else
+    [[ $rc -eq $want ]] || fail "'$*' exited $rc, expected $want; stderr: $(head -c 600 "$TMP/stderr")"
+  fi
+  grep -qF -- "$needle" "$TMP/stderr" ||
+    fail "'$*' (exit $rc) does not mention '$needle'; stderr: $(head -c 600 "$TMP/stderr")"
+}

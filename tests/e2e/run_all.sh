@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# End-to-end tests: build every valid pair, run each tiny, refuse hostile flags, and the
+# kill -9 restart test. Run from anywhere: bash tests/e2e/run_all.sh
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+TESTS=(test_build.sh test_smoke.sh test_flags.sh test_restart.sh)  # build first: the rest use it
+
+start=$SECONDS
+failed=()
+for t in "${TESTS[@]}"; do
+  t0=$SECONDS
+  echo "== $t" >&2
+  if bash "$HERE/$t"; then
+    echo "ok   $t ($((SECONDS - t0)) s)" >&2
+  else
+    echo "FAIL $t ($((SECONDS - t0)) s)" >&2
+    failed+=("$t")
+    [[ "$t" == test_build.sh ]] && break  # nothing else can run
+  fi
+done
+echo "e2e: $(( ${#TESTS[@]} - ${#failed[@]} )) of ${#TESTS[@]} passed in $((SECONDS - start)) s" >&2
+if [[ ${#failed[@]} -gt 0 ]]; then
+  echo "e2e failed: ${failed[*]}" >&2
+  exit 1
+fi

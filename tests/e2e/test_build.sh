@@ -1,0 +1,18 @@
+# Both MMDB pairs build side by side into their own folders; an unknown pair is refused with a
+# message naming it.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+for cc in "${PAIRS[@]}"; do
+  make --no-print-directory -j2 ENGINE=mmdb CC_ALG="$cc" >"$TMP/build-$cc.log" 2>&1 ||
+    { tail -30 "$TMP/build-$cc.log" >&2; fail "make ENGINE=mmdb CC_ALG=$cc failed"; }
+done
+for cc in "${PAIRS[@]}"; do
+  [[ -x "$(rundb_of "$cc")" ]] || fail "$(rundb_of "$cc") missing after building both pairs"
+done
+cmp -s "$(rundb_of no_wait)" "$(rundb_of silo)" && fail "the two pairs built the same binary"
+say "built: $(for cc in "${PAIRS[@]}"; do printf '%s ' "build/mmdb-$cc/rundb"; done)"
+
+expect_error nonzero "ENGINE=nope" make --no-print-directory ENGINE=nope
+expect_error nonzero "CC_ALG=nope" make --no-print-directory ENGINE=mmdb CC_ALG=nope
+[[ ! -e build/nope-no_wait && ! -e build/mmdb-nope ]] || fail "an unknown pair left a build folder"
+say "unknown pairs refused"

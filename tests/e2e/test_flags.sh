@@ -1,0 +1,46 @@
+# Hostile flags: every bad value is refused with exit status 2 and a message naming the flag;
+# recovery from a missing image or from another layout's image is refused with a clear message.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+bin="$(rundb_of no_wait)"
+img="$TMP/flags.img"
+bad() {  # bad FLAG ARGS...: rundb ARGS must exit 2 naming FLAG
+  local flag="$1"
+  shift
+  expect_error 2 "$flag" "$bin" --nvm-path "$img" "$@"
+  [[ ! -e "$img" ]] || fail "a refused run ($*) created the NVM image"
+}
+bad --threads --threads 0
+bad --threads --threads -3
+bad --threads --threads abc
+bad --theta --theta 1.5
+bad --theta --theta -0.1
+bad --read-ratio --read-ratio 2
+bad --rows --rows 0
+bad --nvm-size --nvm-size 12X
+bad --profile --profile optane-900
+bad --requests --requests 50 --rows 10
+bad --duration --duration 0
+bad --verify-ack --verify-ack "$TMP/ack"
+say "bad flags refused with exit 2"
+
+missing="$TMP/no-such-dir/missing.img"
+expect_error nonzero "$missing" "$bin" --recover --rows 20000 --nvm-path "$missing"
+say "--recover on a missing image names the path"
+
+"$bin" --rows 20000 --warmup 0 --duration 0.1 --nvm-path "$img" >"$TMP/layout.json" 2>"$TMP/layout.err" ||
+  { cat "$TMP/layout.err" >&2; fail "run to make an image failed"; }
+expect_error nonzero "another layout" "$bin" --recover --rows 30000 --nvm-path "$img"
+grep -q "rows=20000" "$TMP/stderr" || fail "layout error does not show the image's layout: $(cat "$TMP/stderr")"
+grep -q "rows=30000" "$TMP/stderr" || fail "layout error does not show this run's layout: $(cat "$TMP/stderr")"
+"$bin" --recover --rows 20000 --nvm-path "$img" >"$TMP/rec.json" 2>"$TMP/rec.err" ||
+  { cat "$TMP/rec.err" >&2; fail "the image was damaged by the refused recovery"; }
+check "$TMP/rec.json" "d['recovery']['rows'] == 20000" "recovery of the matching layout restores every row"
+say "an image of another layout is refused"
+
+# A file that is not an image, and a truncated image.
+head -c 1048576 /dev/zero >"$TMP/zeros.img"
+expect_error nonzero "not an nvtestbed NVM image" "$bin" --recover --rows 20000 --nvm-path "$TMP/zeros.img"
+truncate -s 4M "$img"
+expect_error nonzero "truncated" "$bin" --recover --rows 20000 --nvm-path "$img"
+say "foreign and truncated images refused"

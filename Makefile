@@ -13,20 +13,33 @@ ifeq ($(filter $(CC_ALG),$(CC_ALGS)),)
 $(error unknown CC_ALG=$(CC_ALG); choose one of: $(CC_ALGS))
 endif
 
-SUFFIX := $(if $(filter 0,$(DEVICE_MODEL)),-nomodel,)
+# SAN=asan (ASan+UBSan) or SAN=tsan: sanitizer builds, without jemalloc (it would hide the
+# sanitizer's allocator).
+SAN ?=
+ifeq ($(SAN),asan)
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else ifeq ($(SAN),tsan)
+SANFLAGS := -fsanitize=thread
+else ifneq ($(SAN),)
+$(error unknown SAN=$(SAN); choose asan or tsan)
+endif
+MALLOC := $(if $(SAN),,-ljemalloc)
+
+SUFFIX := $(if $(filter 0,$(DEVICE_MODEL)),-nomodel,)$(if $(SAN),-$(SAN),)
 BUILD := build/$(ENGINE)-$(CC_ALG)$(SUFFIX)
 CXX := g++
 OPT ?= -O2
 CXXFLAGS := -std=c++20 $(OPT) -g -Wall -Wextra -pthread -I. -MMD -MP \
-            -DENGINE=$(ENGINE) -DCC_ALG=$(CC_ALG) -DDEVICE_MODEL=$(DEVICE_MODEL) $(EXTRA_CXXFLAGS)
-LDLIBS := -lpmem -lnuma -ljemalloc -pthread $(EXTRA_LDLIBS)
+            -DENGINE=$(ENGINE) -DCC_ALG=$(CC_ALG) -DDEVICE_MODEL=$(DEVICE_MODEL) $(SANFLAGS) \
+            $(EXTRA_CXXFLAGS)
+LDLIBS := -lpmem -lnuma $(MALLOC) -pthread $(EXTRA_LDLIBS)
 
 CORE_SRC := $(wildcard storage/*.cpp storage/device/*.cpp storage/engines/*/*.cpp \
               concurrency_control/*.cpp benchmarks/*.cpp) \
             system/options.cpp system/host.cpp system/stats.cpp system/ack.cpp system/driver.cpp
 CORE_OBJ := $(patsubst %.cpp,$(BUILD)/%.o,$(CORE_SRC))
 
-.PHONY: all rundb test unit e2e pytest bench clean
+.PHONY: all rundb test unit e2e pytest crash bench clean asan tsan
 all rundb: $(BUILD)/rundb
 
 $(BUILD)/rundb: $(CORE_OBJ) $(BUILD)/system/rundb.o
@@ -37,7 +50,7 @@ $(BUILD)/%.o: %.cpp
 	$(CXX) $(CXXFLAGS) -c -o $@ $<
 
 # Unit tests: one binary that instantiates every valid pair.
-TEST_BUILD := build/test
+TEST_BUILD := build/test$(if $(SAN),-$(SAN),)
 TEST_SRC := $(wildcard tests/unit/*.cpp)
 TEST_OBJ := $(patsubst %.cpp,$(TEST_BUILD)/%.o,$(TEST_SRC)) $(patsubst %.cpp,$(TEST_BUILD)/%.o,$(CORE_SRC))
 $(TEST_BUILD)/%.o: %.cpp
@@ -56,7 +69,22 @@ e2e:
 pytest:
 	python3 -m pytest -q tests/python
 
-test: unit e2e pytest
+# Crash torture at a small round count per engine, and proof that injected faults are caught.
+crash:
+	bash tests/crash/run_all.sh
+
+# The unit tests under ASan+UBSan; the multi-threaded ones under TSan. Seqlock-style optimistic
+# copies (Silo reads, fuzzy checkpoints) race by design and are suppressed in tests/tsan.supp.
+asan:
+	$(MAKE) SAN=asan OPT=-O1 $(TEST_BUILD)-asan/unit_tests
+	ASAN_OPTIONS=detect_leaks=1 $(TEST_BUILD)-asan/unit_tests
+tsan:
+	$(MAKE) SAN=tsan OPT=-O1 $(TEST_BUILD)-tsan/unit_tests
+	TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp halt_on_error=1" \
+	  $(TEST_BUILD)-tsan/unit_tests --gtest_filter='$(TSAN_FILTER)'
+TSAN_FILTER ?= *Concurrent*:*Bank*:*Thread*:*Deadlock*
+
+test: unit e2e crash pytest
 
 bench:
 	bash scripts/bench.sh

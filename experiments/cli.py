@@ -49,12 +49,14 @@ def main(argv=None):
                                  description="Run nvtestbed sweeps and plot them.")
     sub = ap.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="list specs, their run counts and pending entries")
-    run = sub.add_parser("run", help="build, run (resuming) and plot one sweep")
+    run = sub.add_parser("run", help="build, run (resuming) and plot one sweep",
+                         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     run.add_argument("spec", help="spec name in experiments/specs, or a path to a .yaml")
     run.add_argument("--scale", default="small", help="a scale the spec defines (small, paper)")
     run.add_argument("--repeat", type=int, default=3, help="repetitions per configuration")
     run.add_argument("--executor", choices=["local", "dask"], default="local")
-    run.add_argument("--scheduler", help="dask scheduler address; a LocalCluster when omitted")
+    run.add_argument("--scheduler", help="dask scheduler address (scheduler and workers need PYTHONPATH=<this repo>); "
+                          "a LocalCluster when omitted")
     run.add_argument("--workers", type=int, default=1,
                      help="LocalCluster workers, each running one benchmark at a time")
     run.add_argument("--results", default="results", help="results folder")

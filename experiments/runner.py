@@ -79,7 +79,9 @@ def execute_run(binary, settings, rep, nvm_path, timeout=None, pin=False):
         Path(nvm_path).unlink(missing_ok=True)
     result = None
     if error is None and rc != 0:
-        error = f"exit status {rc}: {err.strip().splitlines()[-1] if err.strip() else 'no message'}"
+        # The reason is usually in the last lines (CLI11 ends with a "Run with --help" hint).
+        tail = " / ".join(line.strip() for line in err.strip().splitlines()[-2:])
+        error = f"exit status {rc}: {tail or 'no message'}"
     elif error is None:
         try:
             result = json.loads(out)

@@ -55,6 +55,6 @@ struct RecoveryReport {
 };
 
 // Bytes for per-thread private data (transaction buffers) charged before caches are sized.
-constexpr uint64_t kPrivateBytesPerThread = 1ull << 20;
+constexpr uint64_t kPrivateBytesPerThread = 256ull << 10;
 
 }  // namespace nvt

@@ -69,6 +69,7 @@ nlohmann::json run_pair(const RunContext& ctx) {
   dev::DramBudget dram(dram_budget);
   EngineEnv env{nvm, dram, eo};
   Engine eng(env, tables);
+  nvm.publish();
 
   nlohmann::json out;
   nlohmann::json config = o.to_json();

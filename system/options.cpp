@@ -1,6 +1,8 @@
 #include "system/options.h"
 
 #include <CLI/CLI.hpp>
+#include <cmath>
+#include <fstream>
 
 #include "storage/device/cost_profile.h"
 #include "storage/device/nvm_image.h"
@@ -20,6 +22,22 @@ struct SizeValidator : CLI::Validator {
       } catch (const std::exception& e) {
         return e.what();
       }
+    };
+  }
+};
+
+// CLI11's ranges let NaN through (every comparison with it is false).
+struct FiniteValidator : CLI::Validator {
+  FiniteValidator() {
+    name_ = "FINITE";
+    func_ = [](std::string& s) -> std::string {
+      try {
+        size_t pos = 0;
+        double v = std::stod(s, &pos);
+        if (pos == s.size() && std::isfinite(v)) return {};
+      } catch (...) {
+      }
+      return "'" + s + "' is not a finite number";
     };
   }
 };
@@ -60,27 +78,29 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
                "JSON object to stdout (and --out)."};
   app.get_formatter()->column_width(34);
   SizeValidator size;
+  FiniteValidator finite;
+  CLI::Range non_negative(uint64_t(0), ~uint64_t(0) >> 1);
   std::string nvm_size, dram_size, log_size;
 
   app.add_option("--threads", o.threads, "worker threads")->check(CLI::Range(1, 1024))->capture_default_str();
-  app.add_option("--warmup", o.warmup_s, "warm-up seconds (not measured)")->check(CLI::Range(0.0, 3600.0))->capture_default_str();
-  app.add_option("--duration", o.duration_s, "measured seconds")->check(CLI::Range(0.001, 86400.0))->capture_default_str();
+  app.add_option("--warmup", o.warmup_s, "warm-up seconds (not measured)")->check(finite)->check(CLI::Range(0.0, 3600.0))->capture_default_str();
+  app.add_option("--duration", o.duration_s, "measured seconds")->check(finite)->check(CLI::Range(0.001, 86400.0))->capture_default_str();
   app.add_option("--txns", o.txns, "measure this many committed transactions per thread instead of --duration")->check(CLI::Range(uint64_t(0), uint64_t(1) << 40));
-  app.add_option("--seed", o.seed, "random seed")->capture_default_str();
+  app.add_option("--seed", o.seed, "random seed")->check(non_negative)->capture_default_str();
   app.add_option("--timeline-ms", o.timeline_ms, "report throughput per interval of this many ms (0 = off)")->check(CLI::Range(0, 60000));
   app.add_option("--out", o.out, "also write the JSON result to this file");
 
   app.add_option("--nvm-path", o.nvm_path, "NVM image file (DAX file system = real PMem; default /dev/shm/nvtestbed-ENGINE-CC.img)");
   app.add_option("--nvm-size", nvm_size, "NVM image size (default: what the engine needs)")->check(size);
   app.add_option("--dram-size", dram_size, "DRAM budget (default: database size / --p-ratio)")->check(size);
-  app.add_option("--p-ratio", o.p_ratio, "NVM (database) to DRAM size ratio P")->check(CLI::Range(0.01, 1024.0))->capture_default_str();
+  app.add_option("--p-ratio", o.p_ratio, "NVM (database) to DRAM size ratio P")->check(finite)->check(CLI::Range(0.01, 1024.0))->capture_default_str();
   std::vector<std::string> profiles = dev::profile_names();
   app.add_option("--profile", o.profile, "device cost profile")->check(CLI::IsMember(profiles))->capture_default_str();
   app.add_option("--persist-domain", o.persist_domain, "adr: clwb needed; eadr: caches persistent")->check(CLI::IsMember({"adr", "eadr"}))->capture_default_str();
-  app.add_option("--read-ns", o.read_ns, "override: random read latency of a 256 B unit (ns)")->check(CLI::Range(0.0, 100000.0));
-  app.add_option("--write-gbps", o.write_gbps, "override: device write bandwidth (GB/s)")->check(CLI::Range(0.01, 10000.0));
-  app.add_option("--fence-ns", o.fence_ns, "override: persist (fence) latency (ns)")->check(CLI::Range(0.0, 100000.0));
-  app.add_option("--remote-factor", o.remote_factor, "override: remote NUMA cost factor")->check(CLI::Range(1.0, 100.0));
+  app.add_option("--read-ns", o.read_ns, "override: random read latency of a 256 B unit (ns)")->check(finite)->check(CLI::Range(0.0, 100000.0));
+  app.add_option("--write-gbps", o.write_gbps, "override: device write bandwidth (GB/s)")->check(finite)->check(CLI::Range(0.01, 10000.0));
+  app.add_option("--fence-ns", o.fence_ns, "override: persist (fence) latency (ns)")->check(finite)->check(CLI::Range(0.0, 100000.0));
+  app.add_option("--remote-factor", o.remote_factor, "override: remote NUMA cost factor")->check(finite)->check(CLI::Range(1.0, 100.0));
   app.add_option("--numa-nodes", o.numa_nodes, "logical NUMA nodes (threads and NVM striped over them)")->check(CLI::Range(1, 64))->capture_default_str();
 
   app.add_option("--checkpoint", o.checkpoint, "MMDB: checkpoint after load (recovery needs one)")->check(CLI::IsMember({"none", "after-load"}))->capture_default_str();
@@ -95,12 +115,12 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   app.add_option("--crash-at", o.crash_at, "with --power-fail: none, fence:N, time:MS, point:NAME or point:NAME:N (exits 86)")->check([](const std::string& s) {
     try { dev::parse_crash(s); return std::string(); } catch (const std::exception& e) { return std::string(e.what()); }
   });
-  app.add_option("--evict-prob", o.evict_prob, "with --power-fail: share of dirty unflushed lines written back early at the crash")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--evict-prob", o.evict_prob, "with --power-fail: share of dirty unflushed lines written back early at the crash")->check(finite)->check(CLI::Range(0.0, 1.0));
   app.add_option("--fault", o.fault, "inject a persistence bug the crash tests must catch")->check(CLI::IsMember({"none", "drop-flush", "drop-fence", "reorder-lp"}))->capture_default_str();
   app.add_option("--workload", o.workload, "benchmark")->check(CLI::IsMember({"ycsb"}))->capture_default_str();
   app.add_option("--rows", o.rows, "YCSB table rows")->check(CLI::Range(uint64_t(1), uint64_t(1) << 36))->capture_default_str();
-  app.add_option("--read-ratio", o.read_ratio, "YCSB share of read requests")->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  app.add_option("--theta", o.theta, "YCSB Zipf theta (0 = uniform)")->check(CLI::Range(0.0, 0.99))->capture_default_str();
+  app.add_option("--read-ratio", o.read_ratio, "YCSB share of read requests")->check(finite)->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  app.add_option("--theta", o.theta, "YCSB Zipf theta (0 = uniform)")->check(finite)->check(CLI::Range(0.0, 0.99))->capture_default_str();
   app.add_option("--requests", o.requests, "YCSB requests per transaction (distinct keys)")->check(CLI::Range(1, 1024))->capture_default_str();
   app.add_option("--columns", o.columns, "YCSB columns besides the 8 B key")->check(CLI::Range(1, 100))->capture_default_str();
   app.add_option("--column-size", o.column_size, "YCSB bytes per column")->check(CLI::Range(8, 65536))->capture_default_str();
@@ -114,6 +134,8 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
       throw CLI::ValidationError("--requests", "must not exceed --rows (keys are distinct)");
     if ((o.crash_at != "none" || o.evict_prob > 0) && !o.power_fail)
       throw CLI::ValidationError("--crash-at/--evict-prob", "need --power-fail");
+    if (!o.out.empty() && !std::ofstream(o.out, std::ios::app))
+      throw CLI::ValidationError("--out", "cannot write " + o.out);
     if (!o.verify_ack.empty() && !o.recover)
       throw CLI::ValidationError("--verify-ack", "needs --recover");
   } catch (const CLI::ParseError& e) {

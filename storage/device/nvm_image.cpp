@@ -132,9 +132,11 @@ NvmImage::NvmImage(const DeviceOptions& o)
   } else {
     if (o.size < kHeaderBytes + kRegionAlign)
       throw DeviceError("--nvm-size " + std::to_string(o.size) + " is too small");
-    // Start from an empty file so no stale data of an earlier run can be mistaken for ours.
-    unlink(path_.c_str());
-    void* p = pmem_map_file(path_.c_str(), o.size, PMEM_FILE_CREATE, 0600, &mapped, &pm);
+    // Build the new image beside any existing one, which stays intact (and recoverable) until
+    // publish(): a run that fails to set up loses nothing.
+    creating_ = path_ + ".new";
+    unlink(creating_.c_str());
+    void* p = pmem_map_file(creating_.c_str(), o.size, PMEM_FILE_CREATE, 0600, &mapped, &pm);
     if (!p)
       throw DeviceError("cannot create NVM image " + path_ + " of " + format_size(o.size) +
                         ": " + pmem_errormsg());
@@ -169,7 +171,15 @@ NvmImage::NvmImage(const DeviceOptions& o)
   apply_profile();
 }
 
+void NvmImage::publish() {
+  if (creating_.empty()) return;
+  if (rename(creating_.c_str(), path_.c_str()) != 0)
+    throw DeviceError("cannot move the new NVM image to " + path_ + ": " + strerror(errno));
+  creating_.clear();
+}
+
 NvmImage::~NvmImage() {
+  if (!creating_.empty()) unlink(creating_.c_str());
   g_power_fail = nullptr;
   power_fail_.reset();
   if (base_) pmem_unmap(base_, size_);

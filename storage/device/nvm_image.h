@@ -68,6 +68,10 @@ class NvmImage {
   const HostCosts& host() const { return host_; }
   const CostProfile& profile() const { return profile_; }
 
+  // A newly created image replaces the file at its path only now (after the engine's layout
+  // was set up), so that bad input or a failed setup never destroys an existing image.
+  void publish();
+
   // Re-derive per-unit write cost when the number of writer threads changes.
   void set_writers(int writers);
 
@@ -77,6 +81,7 @@ class NvmImage {
   void apply_profile();
 
   std::string path_;
+  std::string creating_;  // the file being built until publish()
   char* base_ = nullptr;
   uint64_t size_ = 0;
   bool is_pmem_ = false;

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from conftest import FIXTURES, ROOT
-from experiments.runner import DEFAULT_NVM_DIR, binary_path, build
+from experiments.runner import DEFAULT_NVM_DIR, binary_path, build, execute_run
 
 TINY = str(FIXTURES / "tiny.yaml")
 
@@ -72,3 +72,11 @@ def test_tiny_sweep_local_and_dask(rundb, tmp_path):
     assert "1 sweeps" in report
     html = (tmp_path / "local" / "report.html").read_text()
     assert "tiny/tiny.csv" in html and "tiny/tiny.png" in html
+
+
+def test_a_rejected_flag_is_a_failed_run_not_a_result(rundb, tmp_path):
+    image = tmp_path / "x.img"
+    outcome = execute_run(rundb, {"engine": "mmdb", "cc": "no_wait", "theta": 1.5}, 0, image)
+    assert outcome["result"] is None and outcome["returncode"] != 0
+    assert "--theta" in outcome["error"]
+    assert not image.exists()

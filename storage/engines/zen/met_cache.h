@@ -1,0 +1,162 @@
+// Zen's Met-Cache (papers/zen-vldb21.txt section 3.2): a tuple-grain DRAM cache per HTable,
+// divided into one region per worker thread. An entry holds the tuple image, the NVM-tuple it
+// came from (or was persisted to), the tuple ID, the dirty/active/clock/copy bits and the CC
+// method's per-tuple metadata (CC-Meta), so concurrency control runs entirely in DRAM.
+//
+// "Active" is a pin count: every transaction that looked an entry up pins it until release(),
+// whatever region the entry is in, so neither eviction nor the copy-on-write below can pull an
+// entry from under a transaction. A thread replaces entries only in its own region (CLOCK,
+// skipping pinned entries). Eviction never writes NVM: committed images are always in their
+// NVM-tuple already, and aborted writes never reach an entry (they live in private images).
+//
+// The primary index value is either an entry's address or an NVM-tuple's address with the top
+// bit set (user-space addresses never use it).
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "storage/device/dram_budget.h"
+
+namespace nvt::zen {
+
+constexpr uint64_t kNvmTag = 1ull << 63;
+inline uint64_t nvm_value(const char* nvm_tuple) { return reinterpret_cast<uint64_t>(nvm_tuple) | kNvmTag; }
+inline bool is_nvm_value(uint64_t v) { return v & kNvmTag; }
+inline char* nvm_of(uint64_t v) { return reinterpret_cast<char*>(v & ~kNvmTag); }
+
+// Entry state word: pin count (the active bit generalized to several readers) and flags.
+constexpr uint64_t kPinMask = 0xffffffffull;
+constexpr uint64_t kClock = 1ull << 32;
+constexpr uint64_t kCopy = 1ull << 33;   // copied into another region: this entry is dead
+constexpr uint64_t kDirty = 1ull << 34;  // an image is being installed
+constexpr uint64_t kFree = 1ull << 35;   // holds no tuple (or is being filled by its owner)
+
+template <class Meta>
+struct alignas(64) CacheEntry {
+  std::atomic<uint64_t> state{kFree};
+  char* nvm = nullptr;  // NVM-tuple holding this image
+  uint64_t key = 0;     // tuple ID: (table, key)
+  uint64_t cts = 0;     // Tx-CTS of the image
+  uint32_t table = 0;
+  Meta meta;            // CC-Meta
+  char* data() { return reinterpret_cast<char*>(this + 1); }
+};
+
+template <class Meta>
+class MetCache {
+ public:
+  using Entry = CacheEntry<Meta>;
+
+  static uint64_t entry_bytes(uint32_t len) { return (sizeof(Entry) + len + 63) / 64 * 64; }
+
+  MetCache(uint32_t len, uint64_t per_region, int regions, dev::DramBudget& dram, std::string what)
+      : stride_(entry_bytes(len)), per_region_(per_region), regions_(regions), dram_(dram),
+        what_(std::move(what)) {
+    bytes_ = stride_ * per_region * uint64_t(regions);
+    base_ = static_cast<char*>(dram.alloc(bytes_, what_));
+    for (uint64_t i = 0; i < per_region * uint64_t(regions); i++)
+      new (base_ + i * stride_) Entry();
+  }
+  ~MetCache() { dram_.free(base_, bytes_, what_); }
+  MetCache(const MetCache&) = delete;
+  MetCache& operator=(const MetCache&) = delete;
+
+  uint64_t per_region() const { return per_region_; }
+  int regions() const { return regions_; }
+  uint64_t bytes() const { return bytes_; }
+  Entry* at(int region, uint64_t i) const {
+    return reinterpret_cast<Entry*>(base_ + (uint64_t(region) * per_region_ + i) * stride_);
+  }
+  int region_of(const Entry* e) const {
+    return int(uint64_t(reinterpret_cast<const char*>(e) - base_) / stride_ / per_region_);
+  }
+
+  // Pin for a transaction; fails on a free, dead or just-evicted entry (the caller re-reads the
+  // index). Sets the clock bit: the entry was used.
+  static bool pin(Entry* e) {
+    uint64_t s = e->state.load(std::memory_order_acquire);
+    do {
+      if (s & (kFree | kCopy)) return false;
+    } while (!e->state.compare_exchange_weak(s, (s + 1) | kClock, std::memory_order_acq_rel));
+    return true;
+  }
+  static void unpin(Entry* e) { e->state.fetch_sub(1, std::memory_order_release); }
+
+  // CLOCK over `region` from `hand`: the first entry with neither pins nor the clock bit (clock
+  // bits passed over are cleared). Returns it free and owned by the caller, after `unlink(e)`
+  // repointed the index of a live victim at its NVM-tuple; nullptr when every entry is pinned.
+  template <class Unlink>
+  Entry* victim(int region, uint64_t& hand, Unlink&& unlink) {
+    for (uint64_t step = 0; step < 2 * per_region_ + 1; step++) {
+      Entry* e = at(region, hand);
+      hand = hand + 1 == per_region_ ? 0 : hand + 1;
+      uint64_t s = e->state.load(std::memory_order_acquire);
+      if (s & kFree) return e;
+      if (s & kPinMask) continue;
+      if (s & kClock) {
+        e->state.compare_exchange_strong(s, s & ~kClock, std::memory_order_relaxed);
+        continue;
+      }
+      if (!e->state.compare_exchange_strong(s, kFree, std::memory_order_acq_rel)) continue;
+      if (!(s & kCopy)) unlink(e);  // a dead copy is no longer in the index
+      evictions++;
+      return e;
+    }
+    return nullptr;
+  }
+
+  std::atomic<uint64_t> evictions{0};
+
+ private:
+  uint64_t stride_, per_region_;
+  int regions_;
+  dev::DramBudget& dram_;
+  std::string what_;
+  uint64_t bytes_ = 0;
+  char* base_ = nullptr;
+};
+
+// Met-Cache sizing (section 3.2): maximize the expected hits sum_i f_i * C_i / S_i under
+// sum_i C_i <= M with C_i >= C_min, by the greedy knapsack: every HTable gets its minimum, then
+// the rest goes to the HTables in descending f_i / S_i (S_i in bytes, so the ratio is the value
+// per byte of cache), each up to what caches it whole.
+struct CacheDemand {
+  double f = 1;               // tuples of this table a transaction accesses on average
+  uint64_t table_bytes = 0;   // S_i
+  uint64_t entry_bytes = 0;   // DRAM per Met-Cache entry
+  uint64_t min_entries = 0;   // C_min
+  uint64_t max_entries = 0;   // enough to hold the whole table
+};
+
+// Entries per HTable; throws dev::BudgetError when M cannot hold the minimums.
+inline std::vector<uint64_t> plan_cache(uint64_t M, const std::vector<CacheDemand>& d) {
+  std::vector<uint64_t> c(d.size());
+  uint64_t need = 0;
+  for (size_t i = 0; i < d.size(); i++) {
+    c[i] = d[i].min_entries;
+    need += c[i] * d[i].entry_bytes;
+  }
+  if (need > M)
+    throw dev::BudgetError("DRAM budget too small for Zen's minimum Met-Cache: needs " +
+                           std::to_string(need) + " B, " + std::to_string(M) +
+                           " B left after indexes and private data (raise --dram-size)");
+  uint64_t left = M - need;
+  std::vector<size_t> order(d.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return d[a].f * double(d[b].table_bytes) > d[b].f * double(d[a].table_bytes);
+  });
+  for (size_t i : order) {
+    uint64_t room = d[i].max_entries > c[i] ? d[i].max_entries - c[i] : 0;
+    uint64_t extra = std::min(room, left / d[i].entry_bytes);
+    c[i] += extra;
+    left -= extra * d[i].entry_bytes;
+  }
+  return c;
+}
+
+}  // namespace nvt::zen

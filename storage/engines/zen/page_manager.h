@@ -1,0 +1,109 @@
+// Zen's page-level NVM space manager (papers/zen-vldb21.txt sections 3.1 and 3.4): the NVM-tuple
+// heaps of all HTables are made of 2 MB pages from one heap region; the page table in the NVM
+// metadata records, for every page, the HTable and the per-thread heap region that own it. It
+// is persisted at each page allocation (rare: once per 2 MB), so a fresh process finds every
+// table's pages; nothing is persisted for tuple-level allocation.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "storage/device/device.h"
+#include "storage/device/nvm_image.h"
+
+namespace nvt::zen {
+
+constexpr uint64_t kPageBytes = 2ull << 20;
+
+class PageManager {
+ public:
+  static constexpr uint64_t kNoPage = ~0ull;
+
+  struct Owner {
+    uint32_t table = 0;
+    uint32_t region = 0;
+    bool used = false;
+  };
+
+  // Creates the metadata and heap regions for `npages` pages, or reopens them as they were.
+  PageManager(dev::NvmImage& nvm, uint64_t npages) {
+    dev::Region m = nvm.region("zen.meta", sizeof(Meta), dev::RegionKind::Persistent);
+    meta_ = reinterpret_cast<Meta*>(m.base);
+    if (m.existed && meta_->magic == kMagic) {
+      npages = meta_->npages;
+    } else {
+      meta_->npages = npages;
+      dev::persist(meta_, sizeof *meta_);
+      meta_->magic = kMagic;  // valid once the rest is durable
+      dev::persist(&meta_->magic, sizeof meta_->magic);
+    }
+    npages_ = npages;
+    table_ = reinterpret_cast<uint64_t*>(
+        nvm.region("zen.pages", npages * 8, dev::RegionKind::Persistent).base);
+    heap_ = nvm.region("zen.heap", npages * kPageBytes, dev::RegionKind::Persistent).base;
+    owners_.resize(npages);
+    for (uint64_t i = 0; i < npages; i++) {
+      uint64_t e = table_[i];
+      if (e == 0) continue;
+      owners_[i] = Owner{uint32_t(e & 0xffffffff) - 1, uint32_t(e >> 32), true};
+      next_ = i + 1;
+      used_++;
+    }
+  }
+
+  uint64_t pages() const { return npages_; }
+  uint64_t used() const { return used_.load(); }
+  char* page(uint64_t i) const { return heap_ + i * kPageBytes; }
+  const Owner& owner(uint64_t i) const { return owners_[i]; }
+  uint64_t page_of(const void* p) const {
+    return uint64_t(static_cast<const char*>(p) - heap_) / kPageBytes;
+  }
+  bool in_heap(const void* p) const {
+    auto c = static_cast<const char*>(p);
+    return c >= heap_ && c < heap_ + npages_ * kPageBytes;
+  }
+  uint32_t region_of(const void* slot) const { return owners_[page_of(slot)].region; }
+  uint32_t table_of(const void* slot) const { return owners_[page_of(slot)].table; }
+
+  // A fresh (all-zero) page for `table` in heap region `region`; its page-table entry is durable
+  // before any slot of it is handed out. kNoPage when the heap is full.
+  uint64_t allocate(uint32_t table, uint32_t region) {
+    std::lock_guard g(mu_);
+    if (next_ >= npages_) return kNoPage;
+    uint64_t i = next_++;
+    owners_[i] = Owner{table, region, true};
+    std::atomic_ref<uint64_t>(table_[i]).store(uint64_t(table + 1) | uint64_t(region) << 32);
+    dev::persist(&table_[i], 8);
+    used_++;
+    return i;
+  }
+
+  // The database is complete (loaded) once this flag is durable.
+  bool loaded() const { return meta_->loaded == 1; }
+  void set_loaded() {
+    meta_->loaded = 1;
+    dev::persist(&meta_->loaded, sizeof meta_->loaded);
+  }
+
+ private:
+  static constexpr uint64_t kMagic = 0x5a454e5041474553ull;  // "ZENPAGES"
+  struct Meta {
+    uint64_t magic;
+    uint64_t npages;
+    uint64_t loaded;
+  };
+
+  Meta* meta_ = nullptr;
+  uint64_t* table_ = nullptr;
+  char* heap_ = nullptr;
+  uint64_t npages_ = 0;
+  std::vector<Owner> owners_;  // DRAM mirror of the page table (a few bytes per 2 MB)
+  std::mutex mu_;
+  uint64_t next_ = 0;
+  std::atomic<uint64_t> used_{0};
+};
+
+}  // namespace nvt::zen

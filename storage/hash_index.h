@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <x86intrin.h>
 
 #include "storage/device/dram_budget.h"
 
@@ -15,7 +16,10 @@ namespace nvt {
 class HashIndex {
  public:
   static constexpr uint64_t kEmptyKey = ~0ull;
-  static constexpr uint64_t kNoValue = 0;  // values are never 0 (null pointers)
+  static constexpr uint64_t kNoValue = 0;  // values are never 0 or ~0
+  // A slot's value word: 0 while its key was claimed but the value not yet stored, kRemoved
+  // after remove() (the slot may be reused by the same key), else the value.
+  static constexpr uint64_t kRemoved = ~0ull;
 
   HashIndex(uint64_t expected_rows, dev::DramBudget& budget, const std::string& what)
       : budget_(budget), what_(what) {
@@ -42,10 +46,12 @@ class HashIndex {
         }
       }
       if (k == key) {
-        // Same key claimed concurrently or earlier: a removed key may be reused.
-        uint64_t expect = kNoValue;
-        return value_at(i) == kNoValue &&
-               slots_[i].value.compare_exchange_strong(expect, value, std::memory_order_acq_rel);
+        // Present, or claimed by a concurrent insert that is about to store its value (wait for
+        // it: one store away), or removed, in which case the first reinsert wins.
+        uint64_t cur;
+        while ((cur = slots_[i].value.load(std::memory_order_acquire)) == kNoValue) _mm_pause();
+        return cur == kRemoved &&
+               slots_[i].value.compare_exchange_strong(cur, value, std::memory_order_acq_rel);
       }
     }
     throw std::runtime_error("hash index " + what_ + " is full");
@@ -74,7 +80,8 @@ class HashIndex {
   bool remove(uint64_t key) {
     std::atomic<uint64_t>* v = find(key);
     if (!v) return false;
-    return v->exchange(kNoValue, std::memory_order_acq_rel) != kNoValue;
+    uint64_t old = v->exchange(kRemoved, std::memory_order_acq_rel);
+    return old != kNoValue && old != kRemoved;
   }
 
   template <class F>
@@ -82,7 +89,7 @@ class HashIndex {
     for (uint64_t i = 0; i < cap_; i++) {
       uint64_t k = slots_[i].key.load(std::memory_order_acquire);
       uint64_t v = slots_[i].value.load(std::memory_order_acquire);
-      if (k != kEmptyKey && v != kNoValue) f(k, v);
+      if (k != kEmptyKey && v != kNoValue && v != kRemoved) f(k, v);
     }
   }
 
@@ -105,7 +112,8 @@ class HashIndex {
   // A key claimed but not yet published reads as absent: the row is not visible until its
   // inserter stores the value.
   uint64_t value_at(uint64_t i) const {
-    return slots_[i].value.load(std::memory_order_acquire);
+    uint64_t v = slots_[i].value.load(std::memory_order_acquire);
+    return v == kRemoved ? kNoValue : v;
   }
   std::atomic<uint64_t>* find(uint64_t key) {
     for (uint64_t i = hash(key) & (cap_ - 1), n = 0; n < cap_; i = (i + 1) & (cap_ - 1), n++) {

@@ -7,18 +7,20 @@ TESTS=(test_build.sh test_smoke.sh test_flags.sh test_restart.sh)  # build first
 
 start=$SECONDS
 failed=()
+passed=0
 for t in "${TESTS[@]}"; do
   t0=$SECONDS
   echo "== $t" >&2
   if bash "$HERE/$t"; then
     echo "ok   $t ($((SECONDS - t0)) s)" >&2
+    passed=$((passed + 1))
   else
     echo "FAIL $t ($((SECONDS - t0)) s)" >&2
     failed+=("$t")
     [[ "$t" == test_build.sh ]] && break  # nothing else can run
   fi
 done
-echo "e2e: $(( ${#TESTS[@]} - ${#failed[@]} )) of ${#TESTS[@]} passed in $((SECONDS - start)) s" >&2
+echo "e2e: $passed of ${#TESTS[@]} passed, ${#failed[@]} failed, $(( ${#TESTS[@]} - passed - ${#failed[@]} )) not run; $((SECONDS - start)) s" >&2
 if [[ ${#failed[@]} -gt 0 ]]; then
   echo "e2e failed: ${failed[*]}" >&2
   exit 1

@@ -81,6 +81,7 @@ class TestDb {
     dram = std::make_unique<dev::DramBudget>(o.dram_bytes);
     env = std::make_unique<EngineEnv>(EngineEnv{*nvm, *dram, eo_});
     eng = std::make_unique<Engine>(*env, tables_);
+    nvm->publish();  // a new image replaces the file at `path` only now (as rundb does)
   }
   ~TestDb() {
     eng.reset();  // stops the checkpointer before the image goes

@@ -44,6 +44,7 @@ std::string open_error(const dev::DeviceOptions& d) {
 void create_image(const std::string& path, const std::string& layout = "unit-test") {
   dev::NvmImage img(device_options(path, kImage, "dram", layout));
   img.region("first", 1 << 20, dev::RegionKind::Persistent);
+  img.publish();
 }
 
 }  // namespace
@@ -350,6 +351,7 @@ TEST(NvmImage, RegionsPersistAcrossReopen) {
     EXPECT_TRUE(a2.existed);
     used = img.used();
     EXPECT_EQ(img.used(dev::RegionKind::Volatile), 3u << 20);
+    img.publish();
   }
   auto d = device_options(p.str(), 0);
   d.reopen = true;
@@ -370,6 +372,36 @@ TEST(NvmImage, RegionsPersistAcrossReopen) {
   // A region asked for with another kind or a larger size than recorded does not match.
   EXPECT_THROW(img.region("alpha", 1 << 20, dev::RegionKind::Volatile), dev::DeviceError);
   EXPECT_THROW(img.region("alpha", 2 << 20, dev::RegionKind::Persistent), dev::DeviceError);
+}
+
+// A new image replaces the file at its path only when published (after the engine set it up):
+// a run that fails before that leaves the old image intact.
+TEST(NvmImage, NewImageReplacesOldOnlyOncePublished) {
+  TempPath p("publish");
+  {
+    dev::NvmImage img(device_options(p.str(), kImage));
+    strcpy(img.region("data", 1 << 20, dev::RegionKind::Persistent).base, "old image");
+    img.publish();
+  }
+  auto reopen = device_options(p.str(), 0);
+  reopen.reopen = true;
+  {
+    dev::NvmImage img(device_options(p.str(), kImage));  // set up, then abandoned
+    strcpy(img.region("data", 1 << 20, dev::RegionKind::Persistent).base, "new image");
+  }
+  struct stat st {};
+  EXPECT_NE(stat((p.str() + ".new").c_str(), &st), 0) << "the abandoned image is removed";
+  {
+    dev::NvmImage img(reopen);
+    EXPECT_STREQ(img.region("data", 1 << 20, dev::RegionKind::Persistent).base, "old image");
+  }
+  {
+    dev::NvmImage img(device_options(p.str(), kImage));
+    strcpy(img.region("data", 1 << 20, dev::RegionKind::Persistent).base, "new image");
+    img.publish();
+  }
+  dev::NvmImage img(reopen);
+  EXPECT_STREQ(img.region("data", 1 << 20, dev::RegionKind::Persistent).base, "new image");
 }
 
 TEST(NvmImage, FullImageNamesTheRegion) {

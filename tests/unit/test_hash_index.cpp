@@ -135,7 +135,7 @@ TEST(HashIndex, ConcurrentInsertAndLookup) {
 // if removed, and claims the value too.)
 TEST(HashIndex, ConcurrentDuplicateInsertsHaveOneWinner) {
   const uint64_t keys = 20000;
-  const int threads = 2, rounds = 60;  // 2 threads: each on its own core of a 2-core host
+  const int threads = 2, rounds = 250;  // 2 threads: each on its own core of a 2-core host
   uint64_t bad_count = 0, bad_value = 0;
   for (int round = 0; round < rounds && bad_count + bad_value == 0; round++) {
     dev::DramBudget b(8 << 20);

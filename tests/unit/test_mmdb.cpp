@@ -356,11 +356,12 @@ TYPED_TEST(MmdbTest, BankTransfersConserveTotalAndRecover) {
 TYPED_TEST(MmdbTest, RowsSpillToNvmWhenDramIsShort) {
   using Db = typename TestFixture::Db;
   const uint64_t rows = 10000;
-  // Index: 32768 slots of 16 B = 512 KiB; private: 1 MiB per thread; rows: ~88 B each.
+  // Index: 32768 slots of 16 B = 512 KiB; private data per thread; rows: ~88 B each, so
+  // 300 KiB left for rows holds about a third of them.
   DbOptions o;
   o.rows = rows;
   o.threads = 1;
-  o.dram_bytes = (512u << 10) + (1u << 20) + 300 * 1024;
+  o.dram_bytes = (512u << 10) + kPrivateBytesPerThread + 300 * 1024;
   TempPath p("spill");
   Db db(p.str(), o);
   auto st = db.eng->stats();

@@ -3,7 +3,9 @@
 ENGINE ?= mmdb
 CC_ALG ?= no_wait
 DEVICE_MODEL ?= 1
-ENGINES := mmdb
+# Zen's naive NVM space management (papers/zen-vldb21.txt Figure 14), built apart.
+ZEN_NAIVE_ALLOC ?= 0
+ENGINES := mmdb zen
 CC_ALGS := no_wait silo
 
 ifeq ($(filter $(ENGINE),$(ENGINES)),)
@@ -25,12 +27,13 @@ $(error unknown SAN=$(SAN); choose asan or tsan)
 endif
 MALLOC := $(if $(SAN),,-ljemalloc)
 
-SUFFIX := $(if $(filter 0,$(DEVICE_MODEL)),-nomodel,)$(if $(SAN),-$(SAN),)
+SUFFIX := $(if $(filter 0,$(DEVICE_MODEL)),-nomodel,)$(if $(filter 1,$(ZEN_NAIVE_ALLOC)),-naive,)$(if $(SAN),-$(SAN),)
 BUILD := build/$(ENGINE)-$(CC_ALG)$(SUFFIX)
 CXX := g++
 OPT ?= -O2
 CXXFLAGS := -std=c++20 $(OPT) -g -Wall -Wextra -pthread -I. -MMD -MP \
-            -DENGINE=$(ENGINE) -DCC_ALG=$(CC_ALG) -DDEVICE_MODEL=$(DEVICE_MODEL) $(SANFLAGS) \
+            -DENGINE=$(ENGINE) -DCC_ALG=$(CC_ALG) -DDEVICE_MODEL=$(DEVICE_MODEL) \
+            -DZEN_NAIVE_ALLOC=$(ZEN_NAIVE_ALLOC) $(SANFLAGS) \
             $(EXTRA_CXXFLAGS)
 LDLIBS := -lpmem -lnuma $(MALLOC) -pthread $(EXTRA_LDLIBS)
 

@@ -40,8 +40,11 @@ def run(cmd, timeout=120):
     return p.returncode, p.stdout, p.stderr
 
 
-def crash_spec(rng, engine):
-    kind = rng.choice(["fence", "fence", "time", "point"])
+def crash_spec(rng, engine, fault):
+    # An injected fault breaks a protocol step, so crash mostly at the protocol's named points.
+    kinds = ["fence", "time", "point", "point", "point", "point"] if fault != "none" else \
+        ["fence", "fence", "time", "point"]
+    kind = rng.choice(kinds)
     if kind == "fence":
         n = rng.choice([rng.randint(1, 50), rng.randint(50, 2000), rng.randint(2000, 20000)])
         return f"fence:{n}", f"fence:{len(str(n))}-digit"
@@ -65,7 +68,7 @@ def one_round(binary, engine, rnd, rng, args, workdir):
     ack = os.path.join(workdir, "ack")
     for f in os.listdir(workdir):
         os.unlink(os.path.join(workdir, f))
-    spec, label = crash_spec(rng, engine)
+    spec, label = crash_spec(rng, engine, args.fault)
     evict = rng.choice([0.0, 0.0, 0.1, 0.5, 1.0])
     # A DRAM budget that holds about a third of the rows: the rest live in volatile NVM.
     dram = 2 * args.threads * 2**20 + args.rows * 400

@@ -161,6 +161,10 @@ nlohmann::json run_pair(const RunContext& ctx) {
         }
         dev::pay_debt();
         if (!done) continue;  // stopped while retrying: neither committed nor counted again
+        // An engine whose commit becomes durable only at the next fence (Zen: Algorithm 1 has
+        // no fence after the LP flush) makes it durable before anything is acknowledged.
+        if constexpr (requires { eng.sync(eth); })
+          if (!o.ack_file.empty()) eng.sync(eth);
         w.acknowledged(m);
         if (seen == kMeasure) {
           st.committed.fetch_add(1, std::memory_order_relaxed);

@@ -5,6 +5,7 @@
 #include "concurrency_control/no_wait.h"
 #include "concurrency_control/silo.h"
 #include "storage/engines/mmdb/mmdb.h"
+#include "storage/engines/zen/zen.h"
 
 #define NVT_STR2(x) #x
 #define NVT_STR(x) NVT_STR2(x)
@@ -18,6 +19,7 @@ using cc_no_wait = cc::NoWait;
 using cc_silo = cc::Silo;
 // One template per ENGINE=...
 template <class CC> using engine_mmdb = mmdb::Mmdb<CC>;
+template <class CC> using engine_zen = zen::Zen<CC>;
 
 using CC = NVT_CAT(cc_, CC_ALG);
 using Engine = NVT_CAT(engine_, ENGINE)<CC>;

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -24,7 +25,21 @@ struct Pending {
   char* line;
   std::array<char, kLine> data;
 };
-thread_local std::vector<Pending> t_pending;
+// Each thread's flushed but not yet fenced lines, registered so that the crash can see them.
+std::mutex g_registry_mu;
+std::vector<std::vector<Pending>*> g_registry;
+struct PendingList {
+  std::vector<Pending> lines;
+  PendingList() {
+    std::lock_guard g(g_registry_mu);
+    g_registry.push_back(&lines);
+  }
+  ~PendingList() {
+    std::lock_guard g(g_registry_mu);
+    std::erase(g_registry, &lines);
+  }
+};
+thread_local PendingList t_pending_list;
 }  // namespace
 
 Fault parse_fault(const std::string& s) {
@@ -109,6 +124,8 @@ PowerFail::~PowerFail() {
 
 void PowerFail::on_flush(const void* p, size_t len) {
   if (eadr_ || len == 0) return;
+  std::vector<Pending>& t_pending = t_pending_list.lines;
+  std::shared_lock g(mu_);
   auto a = reinterpret_cast<uintptr_t>(p) & ~(kLine - 1);
   auto e = reinterpret_cast<uintptr_t>(p) + len;
   for (; a < e; a += kLine) {
@@ -122,10 +139,11 @@ void PowerFail::on_flush(const void* p, size_t len) {
 
 void PowerFail::on_fence() {
   {
+    std::vector<Pending>& t_pending = t_pending_list.lines;
     std::shared_lock g(mu_);
     for (Pending& pd : t_pending) memcpy(shadow_ + (pd.line - base_), pd.data.data(), kLine);
+    t_pending.clear();
   }
-  t_pending.clear();
   uint64_t n = fences_.fetch_add(1) + 1;
   if (spec_.kind == CrashSpec::AfterFence && n == spec_.n) crash("after fence " + std::to_string(n));
 }
@@ -144,12 +162,23 @@ void PowerFail::persist_now(const void* p, size_t len) {
 
 void PowerFail::crash(const std::string& why) {
   mu_.lock();  // never released: the process ends here
-  uint64_t evicted = 0;
+  uint64_t evicted = 0, inflight = 0;
+  std::mt19937_64 rng(spec_.seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  // A line whose write-back was started (clwb) but not fenced may or may not have reached the
+  // device, independently of its neighbours: each one lands with probability 1/2.
+  {
+    std::lock_guard g(g_registry_mu);
+    for (auto* lines : g_registry)
+      for (Pending& pd : *lines)
+        if (u(rng) < 0.5) {
+          memcpy(shadow_ + (pd.line - base_), pd.data.data(), kLine);
+          inflight++;
+        }
+  }
   if (eadr_) {
     memcpy(shadow_, base_, size_);  // caches are in the persistence domain: every store counts
   } else if (spec_.evict_prob > 0) {
-    std::mt19937_64 rng(spec_.seed);
-    std::uniform_real_distribution<double> u(0, 1);
     for (uint64_t off = 0; off < size_; off += kLine)
       if (memcmp(shadow_ + off, base_ + off, kLine) != 0 && u(rng) < spec_.evict_prob) {
         memcpy(shadow_ + off, base_ + off, kLine);
@@ -161,8 +190,11 @@ void PowerFail::crash(const std::string& why) {
     perror("power-failure mode: rename");
     _exit(1);
   }
-  fprintf(stderr, "rundb: simulated power failure %s (%lu fences, %lu dirty lines evicted early)\n",
-          why.c_str(), (unsigned long)fences_.load(), (unsigned long)evicted);
+  fprintf(stderr,
+          "rundb: simulated power failure %s (%lu fences; %lu flushed unfenced lines landed, "
+          "%lu dirty lines evicted early)\n",
+          why.c_str(), (unsigned long)fences_.load(), (unsigned long)inflight,
+          (unsigned long)evicted);
   fflush(stderr);
   _exit(kCrashExit);
 }

@@ -1,7 +1,8 @@
 // Power-failure simulation. A process kill keeps every store, so it cannot show that an engine
 // flushes the right lines in the right order. In this mode the device keeps a second, persistent
 // image apart from the working memory: under ADR it changes only when a thread fences lines it
-// flushed (each line as it was when flushed); under eADR every store is persistent. Optionally,
+// flushed (each line as it was when flushed); under eADR every store is persistent. At the crash
+// each flushed but unfenced line may or may not have landed (1/2 each). Optionally,
 // at the crash a random share of dirty, unflushed lines is written back early, as cache
 // evictions can. At the crash point the persistent image replaces the image file and the
 // process exits with kCrashExit, so a fresh process recovers from exactly what hardware could

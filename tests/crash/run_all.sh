@@ -3,7 +3,7 @@
 # injected persistence bug must be caught within a few rounds.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-pairs=("mmdb no_wait" "mmdb silo")
+pairs=("mmdb no_wait" "mmdb silo" "zen no_wait" "zen silo")
 for p in "${pairs[@]}"; do
   set -- $p
   echo "== torture $1+$2"

@@ -124,7 +124,11 @@ class Mmdb {
     for (int i = 0; i < threads_; i++) threads_ctx_[i].log = logs_[i].get();
   }
 
-  ~Mmdb() { stop(); }
+  ~Mmdb() {
+    stop();
+    for (auto& t : tables_)
+      if (t->dram) env_.dram.free(t->dram, t->dram_rows * t->slot, "rows." + t->info.name);
+  }
 
   Thread& thread(int tid) { return threads_ctx_.at(tid); }
   size_t tables() const { return tables_.size(); }

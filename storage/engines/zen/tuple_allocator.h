@@ -61,6 +61,7 @@ class HeapRegion {
 
   uint32_t id() const { return id_; }
   size_t free_slots(uint32_t table) const { return free_[table].size(); }
+  const std::vector<char*>& free_list(uint32_t table) const { return free_[table]; }
 
   // A free slot of `table`, or nullptr when the free list is empty and `may_grow` is false or
   // the heap has no page left.

@@ -1,0 +1,709 @@
+// Zen (papers/zen-vldb21.txt section 3, papers/zen-plus-journal.txt section 3): a hybrid table
+// (HTable) per base table = an NVM-tuple heap in 2 MB NVM pages, a Met-Cache in DRAM and
+// per-thread NVM-tuple managers; indexes and transaction-private data in DRAM.
+//   Perform:  concurrency control entirely on Met-Cache entries (the CC-Meta lives there).
+//   Persist:  Algorithm 1, log-free: every changed tuple to a free slot, all lines but the LP
+//             tuple's header line flushed, one sfence, LP set, its line flushed, no fence after.
+//   Maintain: the old versions go to a per-thread garbage queue, reclaimed into DRAM free lists
+//             once no transaction can reach them; no NVM write for tuple allocation or free.
+//   Recover:  Algorithm 2 per heap region, in parallel, in a fresh process.
+// Supports every CC method that follows the contract (its Meta must be movable while the
+// committing transaction holds it exclusively; see copy_to_own_region()).
+//
+// Tx-CTS: an engine-owned global counter taken in persist(), while the CC still holds the write
+// set exclusively, so the versions of one tuple get increasing Tx-CTS in commit order and one
+// thread's Tx-CTS only grow (what Algorithm 2 relies on). Silo's commit TID would do as well but
+// is not visible to the engine.
+//
+// Durability: a commit's LP line is flushed without a fence, so it is durable at this thread's
+// next fence (its next read-write commit, or sync()). Until then nothing it superseded is reused.
+#pragma once
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "storage/device/device.h"
+#include "storage/device/power_fail.h"
+#include "storage/engine.h"
+#include "storage/engines/zen/met_cache.h"
+#include "storage/engines/zen/nvm_tuple.h"
+#include "storage/engines/zen/page_manager.h"
+#include "storage/engines/zen/recovery.h"
+#include "storage/engines/zen/tuple_allocator.h"
+#include "storage/hash_index.h"
+
+namespace nvt::zen {
+
+constexpr uint64_t kLoadCts = 1;               // Tx-CTS of loaded tuples (each is its own LP)
+constexpr uint64_t kMinEntriesPerRegion = 64;  // C_min per thread: a transaction's working set
+constexpr size_t kGcPerTxn = 64;               // garbage entries examined per transaction
+constexpr size_t kGarbageThreshold = 1 << 16;  // a longer queue means a long-running transaction
+constexpr uint64_t kIdleFenceAfter = 64;       // read-only commits before an unfenced LP is fenced
+
+template <class CC>
+class Zen {
+ public:
+  static constexpr const char* name = "zen";
+  template <class C>
+  static constexpr bool supports = true;
+  using Meta = typename CC::Meta;
+  using Cache = MetCache<Meta>;
+  using Entry = typename Cache::Entry;
+
+  struct Thread {
+    int tid = 0;
+    bool active = false, exclusive = false;
+    uint64_t hits = 0, accesses = 0, txn_accesses = 0;
+    std::vector<Entry*> pinned;                       // unpinned by release()
+    std::vector<std::pair<Access*, char*>> written;   // persist() -> install(): new NVM-tuples
+    std::deque<Garbage> garbage;
+    std::vector<uint32_t> regions;  // heap regions this thread writes; its own one last
+    std::vector<uint64_t> hand;     // CLOCK hand per HTable
+    std::vector<uint32_t> need;     // persist(): slots per HTable
+    uint64_t min_cts = 0, ro_since_fence = 0;
+    uint64_t copies = 0, foreign_in_place = 0, reclaimed = 0, idle_fences = 0;
+  };
+
+  // Pages: every table 1.25x its capacity (room for old versions until reclaimed) plus two pages
+  // per thread (each thread writes its own region).
+  static uint64_t heap_pages(const std::vector<TableInfo>& tables, const EngineOptions& o) {
+    uint64_t p = 0;
+    for (auto& t : tables) {
+      uint64_t per = kPageBytes / slot_bytes(t.schema.tuple_size());
+      p += (t.capacity + t.capacity / 4 + per - 1) / per + 2 * uint64_t(o.threads);
+    }
+    return p;
+  }
+  static uint64_t nvm_bytes(const std::vector<TableInfo>& tables, const EngineOptions& o) {
+    uint64_t p = heap_pages(tables, o);
+    return p * kPageBytes + p * 8 + (ZEN_NAIVE_ALLOC ? p * kPageBytes / 256 : 0) + (8ull << 20);
+  }
+  static std::pair<uint64_t, uint64_t> hit_counts(const Thread& th) { return {th.hits, th.accesses}; }
+
+  Zen(EngineEnv& env, const std::vector<TableInfo>& tables)
+      : env_(env), nthreads_(env.opt.threads), shared_(new Shared[size_t(env.opt.threads)]) {
+    if (tables.size() > kMaxTables) throw std::invalid_argument("zen: too many tables");
+    std::vector<uint32_t> strides;
+    for (uint32_t i = 0; i < tables.size(); i++) {
+      auto t = std::make_unique<Table>();
+      t->info = tables[i];
+      t->len = tables[i].schema.tuple_size();
+      t->index = std::make_unique<HashIndex>(tables[i].capacity, env.dram, "index." + tables[i].name);
+      strides.push_back(slot_bytes(t->len));
+      tables_.push_back(std::move(t));
+    }
+    // Default persist order (journal section 3.3.4): table names, lexicographically.
+    std::vector<uint32_t> order(tables.size());
+    for (uint32_t i = 0; i < order.size(); i++) order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [&](uint32_t a, uint32_t b) { return tables[a].name < tables[b].name; });
+    set_persist_order(order);
+
+    env.dram.charge(kPrivateBytesPerThread * uint64_t(nthreads_), "private");
+    pages_ = std::make_unique<PageManager>(env.nvm, heap_pages(tables, env.opt));
+    if (ZEN_NAIVE_ALLOC) bitmap_ = std::make_unique<AllocBitmap>(env.nvm, *pages_);
+    // Allocator metadata: at most one free-list pointer per heap slot.
+    env.dram.charge(pages_->pages() * (kPageBytes / *std::min_element(strides.begin(), strides.end())) * 8,
+                    "zen.allocator");
+
+    // Heap regions: one per thread of any run of this image; thread t writes the regions r with
+    // r % threads == t (one writer per region, as Algorithm 2 requires), its own one last.
+    uint32_t nregions = uint32_t(nthreads_);
+    for (uint64_t i = 0; i < pages_->pages(); i++)
+      if (pages_->owner(i).used) nregions = std::max(nregions, pages_->owner(i).region + 1);
+    for (uint32_t r = 0; r < nregions; r++)
+      regions_.push_back(std::make_unique<HeapRegion>(r, *pages_, strides, bitmap_.get()));
+    for (uint64_t i = 0; i < pages_->pages(); i++)
+      if (pages_->owner(i).used) regions_[pages_->owner(i).region]->count_page();
+
+    // Met-Cache: the DRAM left after indexes, private data and allocator metadata.
+    std::vector<CacheDemand> d;
+    for (auto& t : tables_) {
+      uint64_t min = kMinEntriesPerRegion * uint64_t(nthreads_);
+      d.push_back({1.0, t->info.capacity * t->len, Cache::entry_bytes(t->len), min, t->info.capacity + min});
+    }
+    std::vector<uint64_t> plan = plan_cache(env.dram.left(), d);
+    for (size_t i = 0; i < tables_.size(); i++)
+      tables_[i]->cache = std::make_unique<Cache>(tables_[i]->len, plan[i] / uint64_t(nthreads_),
+                                                  nthreads_, env.dram, "metcache." + tables_[i]->info.name);
+
+    threads_.resize(size_t(nthreads_));
+    for (int t = 0; t < nthreads_; t++) {
+      Thread& th = threads_[size_t(t)];
+      th.tid = t;
+      for (uint32_t r = uint32_t(nthreads_); r < nregions; r++)
+        if (int(r % uint32_t(nthreads_)) == t) th.regions.push_back(r);
+      th.regions.push_back(uint32_t(t));
+      th.hand.assign(tables_.size(), 0);
+      th.need.assign(tables_.size(), 0);
+    }
+  }
+
+  Thread& thread(int tid) { return threads_.at(size_t(tid)); }
+  size_t tables() const { return tables_.size(); }
+  const TableInfo& table_info(uint32_t t) const { return tables_[t]->info; }
+
+  // Persist order for several tables: LP goes on a tuple of the first table written, recovery
+  // scans the tables in this order. `order` lists table ids, first first.
+  void set_persist_order(const std::vector<uint32_t>& order) {
+    if (order.size() != tables_.size()) throw std::invalid_argument("zen: persist order must name every table");
+    for (size_t i = 0; i < order.size(); i++) tables_.at(order[i])->rank = uint32_t(i);
+  }
+
+  void load(Thread& th, uint32_t table, uint64_t key, const char* image) {
+    Table& t = *tables_[table];
+    HeapRegion& r = *regions_[size_t(th.tid)];
+    char* slot = take(th, r, table);
+    NvmTuple* n = NvmTuple::at(slot);
+    n->id_word = NvmTuple::make_id(table, key);
+    memcpy(n->data(), image, t.len);
+    n->set_cts(kLoadCts, true);  // each loaded tuple is its own committed transaction
+    r.set_lp(table, slot);
+    if (!t.index->insert(key, nvm_value(slot)))
+      throw std::runtime_error("duplicate key " + std::to_string(key) + " in " + t.info.name);
+  }
+
+  bool lookup(Thread& th, uint32_t table, uint64_t key, RowRef& ref) {
+    if (!enter(th)) return false;  // another transaction runs in exclusive mode: abort
+    Table& t = *tables_[table];
+    th.accesses++;
+    shared_[th.tid].accessed.store(++th.txn_accesses, std::memory_order_relaxed);
+    for (;;) {
+      uint64_t v = t.index->lookup(key);
+      if (v == HashIndex::kNoValue) return false;
+      if (!is_nvm_value(v)) {  // cached, in any region
+        Entry* e = reinterpret_cast<Entry*>(v);
+        if (Cache::pin(e)) {
+          if (t.index->lookup(key) == v) {
+            th.hits++;
+            return pinned(th, e, ref);
+          }
+          Cache::unpin(e);  // evicted or copied meanwhile
+        }
+        _mm_pause();
+        continue;
+      }
+      // Miss: bring the NVM-tuple into this thread's region, enhanced with a fresh CC-Meta.
+      Entry* e = victim(th, table);
+      if (!e) return false;  // region exhausted and another transaction got G-EX: abort
+      fill(e, t, table, key, nvm_of(v));
+      if (t.index->update(key, v, reinterpret_cast<uint64_t>(e))) return pinned(th, e, ref);
+      e->state.store(kFree, std::memory_order_release);  // another thread cached it first
+    }
+  }
+
+  // Algorithm 1. Returns the Tx-CTS (0 for a read-only transaction, which persists nothing).
+  uint64_t persist(Thread& th, Access* acc, size_t n) {
+    th.written.clear();
+    std::fill(th.need.begin(), th.need.end(), 0);
+    size_t lp = n;
+    for (size_t i = 0; i < n; i++) {
+      if (acc[i].type == AccessType::Read) continue;
+      th.need[acc[i].table]++;
+      if (lp == n || tables_[acc[i].table]->rank < tables_[acc[lp].table]->rank) lp = i;
+    }
+    Shared& sh = shared_[th.tid];
+    if (lp == n) {
+      // Read-only: no fence, but a thread that only reads for long must not hold back the
+      // reclamation of what its last read-write commit superseded.
+      if (sh.unfenced.load(std::memory_order_relaxed) && ++th.ro_since_fence >= kIdleFenceAfter) {
+        sync(th);
+        th.idle_fences++;
+      }
+      return 0;
+    }
+    const uint64_t cts = counter_.fetch_add(1, std::memory_order_acq_rel);
+    HeapRegion& r = pick_region(th);
+    const bool reorder = dev::fault_is(dev::Fault::ReorderLP);
+    char* lp_slot = nullptr;
+    for (size_t i = 0; i < n; i++) {
+      Access& a = acc[i];
+      if (a.type == AccessType::Read) continue;
+      char* slot = take(th, r, a.table);  // never the slot of the tuple's previous version
+      NvmTuple* t = NvmTuple::at(slot);
+      t->id_word = NvmTuple::make_id(a.table, a.key);
+      memcpy(t->data(), a.local, a.len);
+      t->set_cts(cts, reorder && i == lp);  // injected bug: LP before the tuples are durable
+      a.version = cts;
+      th.written.push_back({&a, slot});
+      if (i == lp) { lp_slot = slot; continue; }
+      uint32_t bytes = kHeaderBytes + a.len;
+      if (dev::fault_is(dev::Fault::DropFlush) && bytes > kLineBytes) bytes -= kLineBytes;
+      dev::flush(slot, bytes);
+    }
+    // The LP tuple: every line but the one holding its header.
+    char* line = header_line(lp_slot);
+    char* end = lp_slot + kHeaderBytes + acc[lp].len;
+    if (reorder) dev::flush(line, kLineBytes);
+    if (end > line + kLineBytes) dev::flush(line + kLineBytes, size_t(end - line - kLineBytes));
+    dev::crash_point("zen.before_fence");
+    if (!dev::fault_is(dev::Fault::DropFence)) dev::fence();
+    dev::crash_point("zen.after_fence");
+    sh.unfenced.store(cts, std::memory_order_seq_cst);  // the previous LP is durable now
+    th.ro_since_fence = 0;
+    if (!reorder) {
+      NvmTuple::at(lp_slot)->set_cts(cts, true);
+      dev::flush(line, kLineBytes);  // no fence: the next one (any of this thread) completes it
+    }
+    dev::crash_point("zen.after_lp_flush");
+    r.set_lp(acc[lp].table, lp_slot);
+    return cts;
+  }
+
+  // Make this thread's last commit durable (the "communication thread" sfence of section 3.3.1,
+  // for whoever acknowledges commits to clients).
+  void sync(Thread& th) {
+    Shared& sh = shared_[th.tid];
+    if (!sh.unfenced.load(std::memory_order_relaxed)) return;
+    dev::fence();
+    sh.unfenced.store(0, std::memory_order_seq_cst);
+    th.ro_since_fence = 0;
+  }
+
+  void install(Thread& th, Access& a) {
+    char* slot = nullptr;
+    for (auto& [acc, s] : th.written)
+      if (acc == &a) slot = s;
+    if (!slot) throw std::logic_error("zen: install of a write persist() did not see");
+    Table& t = *tables_[a.table];
+    Entry* e = static_cast<Entry*>(a.row.handle);
+    char* old = e->nvm;
+    bool foreign = t.cache->region_of(e) != th.tid;
+    if (!(foreign && copy_to_own_region(th, t, a, e, slot))) {
+      e->state.fetch_or(kDirty, std::memory_order_relaxed);
+      memcpy(e->data(), a.local, a.len);
+      dev::write(e->data(), a.len);
+      e->nvm = slot;
+      e->cts = a.version;
+      e->state.fetch_and(~kDirty, std::memory_order_release);
+      th.foreign_in_place += foreign;
+    }
+    // The previous version is garbage once no running transaction can reach it.
+    th.garbage.push_back({old, a.table, a.version});
+  }
+
+  void committed(Thread&) {}
+
+  void release(Thread& th, Access*, size_t) {
+    // Pins are tracked here rather than through the accesses: the transaction manager drops an
+    // access whose CC read failed, after lookup() pinned its entry.
+    for (Entry* e : th.pinned) Cache::unpin(e);
+    th.pinned.clear();
+    th.written.clear();
+    if (th.active) {
+      Shared& sh = shared_[th.tid];
+      sh.active_since.store(0, std::memory_order_seq_cst);
+      sh.accessed.store(0, std::memory_order_relaxed);
+      th.active = false;
+      th.txn_accesses = 0;
+    }
+    int me = th.tid;
+    if (th.exclusive) th.exclusive = false;
+    gex_.compare_exchange_strong(me, -1);  // the long-running transaction ended
+    maintain(th);
+  }
+
+  // Loader threads end without a last fence, so the loaded pages are written back from here,
+  // then the database is marked complete.
+  void after_load() {
+    for (uint64_t p = 0; p < pages_->pages(); p++)
+      if (pages_->owner(p).used) dev::flush(pages_->page(p), kPageBytes);
+    dev::fence();
+    pages_->set_loaded();
+  }
+  void start() {}
+  void stop() {}
+
+  RecoveryReport recover(int nthreads) {
+    RecoveryReport rep;
+    if (!pages_->loaded())
+      throw std::runtime_error("NVM image holds no complete Zen database (power failed while loading)");
+    using clk = std::chrono::steady_clock;
+    auto t0 = clk::now();
+    auto lap = [&](const char* step) {
+      auto t1 = clk::now();
+      rep.steps.push_back({step, std::chrono::duration<double>(t1 - t0).count()});
+      t0 = t1;
+    };
+    nthreads = std::max(1, nthreads);
+    // Each region's pages, tables in persist order so LP tuples are met early.
+    std::vector<std::vector<uint64_t>> rpages(regions_.size());
+    for (uint64_t i = 0; i < pages_->pages(); i++)
+      if (pages_->owner(i).used) rpages[pages_->owner(i).region].push_back(i);
+    for (auto& v : rpages)
+      std::stable_sort(v.begin(), v.end(), [&](uint64_t a, uint64_t b) {
+        return tables_[pages_->owner(a).table]->rank < tables_[pages_->owner(b).table]->rank;
+      });
+    lap("read_page_table");
+
+    std::vector<ScanResult> res(regions_.size());
+    std::vector<std::vector<char*>> freed;
+    freed.resize(size_t(nthreads));
+    std::atomic<size_t> next{0};
+    parallel(nthreads, [&](int w) {
+      auto put_free = [&](NvmTuple* t) { freed[size_t(w)].push_back(reinterpret_cast<char*>(t)); };
+      auto index_gc = [&](NvmTuple* t) {
+        if (t->table() >= tables_.size() || t->table() != pages_->table_of(t))
+          throw std::runtime_error("zen recovery: NVM-tuple names a table its page does not belong to");
+        update_index_gc(*tables_[t->table()]->index, t, put_free);
+      };
+      for (size_t r; (r = next.fetch_add(1)) < regions_.size();) {
+        auto each = [&](auto&& f) {
+          for (uint64_t p : rpages[r]) {
+            uint32_t stride = slot_bytes(tables_[pages_->owner(p).table]->len);
+            char* base = pages_->page(p);
+            for (uint64_t s = 0; s + stride <= kPageBytes; s += stride) f(base + s);
+          }
+        };
+        res[r] = scan_region(each, index_gc, put_free);
+      }
+    });
+    lap("scan_regions_rebuild_indexes");
+
+    uint64_t max_cts = kLoadCts;
+    for (size_t r = 0; r < regions_.size(); r++) {
+      max_cts = std::max(max_cts, res[r].max_cts);
+      rep.replayed += res[r].committed;
+      if (char* s = res[r].lp_slot) regions_[r]->set_lp(pages_->table_of(s), s);
+    }
+    for (auto& v : freed)
+      for (char* s : v) regions_[pages_->region_of(s)]->put(pages_->table_of(s), s, true);
+    counter_.store(max_cts + 1);
+    for (auto& t : tables_) t->index->for_each([&](uint64_t, uint64_t) { rep.rows++; });
+    lap("rebuild_free_lists");
+    return rep;
+  }
+
+  bool read_current(uint32_t table, uint64_t key, char* out, uint64_t& version) {
+    Table& t = *tables_.at(table);
+    uint64_t v = t.index->lookup(key);
+    if (v == HashIndex::kNoValue) return false;
+    if (is_nvm_value(v)) {
+      NvmTuple* n = NvmTuple::at(nvm_of(v));
+      memcpy(out, n->data(), t.len);
+      version = n->cts();
+    } else {
+      Entry* e = reinterpret_cast<Entry*>(v);
+      memcpy(out, e->data(), t.len);
+      version = e->cts;
+    }
+    return true;
+  }
+
+  // Invariants at quiescence (after recovery): every indexed NVM-tuple carries its own tuple ID
+  // and a committed Tx-CTS; every heap slot is exactly one of indexed, free, or awaiting
+  // reclamation: none lost, none both in use and free.
+  nlohmann::json check() const {
+    uint64_t bad = 0;
+    std::vector<std::string> ex;
+    auto fail = [&](const std::string& s) { if (++bad <= 10) ex.push_back(s); };
+    std::unordered_set<const char*> live, spare;
+    for (uint32_t ti = 0; ti < tables_.size(); ti++)
+      tables_[ti]->index->for_each([&](uint64_t key, uint64_t v) {
+        const char* s = is_nvm_value(v) ? nvm_of(v) : reinterpret_cast<Entry*>(v)->nvm;
+        const NvmTuple* n = reinterpret_cast<const NvmTuple*>(s);
+        if (n->key() != key || n->table() != ti || n->empty() || n->deleted())
+          fail("key " + std::to_string(key) + " indexes a slot holding another tuple or none");
+        if (!live.insert(s).second) fail("slot indexed twice");
+      });
+    auto add_spare = [&](const char* s) {
+      if (live.count(s) || !spare.insert(s).second) fail("slot both in use and free, or freed twice");
+    };
+    for (auto& r : regions_) {
+      for (uint32_t ti = 0; ti < tables_.size(); ti++)
+        for (char* s : r->free_list(ti)) add_spare(s);
+      if (r->lp_slot() && r->lp_held_free()) add_spare(r->lp_slot());
+    }
+    for (auto& th : threads_)
+      for (auto& g : th.garbage) add_spare(g.slot);
+    for (int t = 0; t < nthreads_; t++)
+      for (auto& g : shared_[t].inbox) add_spare(g.slot);
+    for (uint64_t p = 0; p < pages_->pages(); p++) {
+      if (!pages_->owner(p).used) continue;
+      uint32_t stride = slot_bytes(tables_[pages_->owner(p).table]->len);
+      for (uint64_t s = 0; s + stride <= kPageBytes; s += stride) {
+        const char* slot = pages_->page(p) + s;
+        if (!live.count(slot) && !spare.count(slot))
+          fail("slot " + std::to_string(uint64_t(slot - pages_->page(0))) + " leaked: neither in use nor free");
+      }
+    }
+    return {{"violations", bad}, {"examples", ex}};
+  }
+
+  nlohmann::json stats() const {
+    nlohmann::json cache = nlohmann::json::object();
+    for (auto& t : tables_)
+      cache[t->info.name] = {{"entries", t->cache->per_region() * uint64_t(nthreads_)},
+                             {"entries_per_region", t->cache->per_region()},
+                             {"bytes", t->cache->bytes()},
+                             {"table_rows", t->info.capacity},
+                             {"evictions", t->cache->evictions.load()}};
+    uint64_t hits = 0, acc = 0, copies = 0, inplace = 0, reclaimed = 0, pending = 0, idle = 0;
+    for (auto& th : threads_) {
+      hits += th.hits;
+      acc += th.accesses;
+      copies += th.copies;
+      inplace += th.foreign_in_place;
+      reclaimed += th.reclaimed;
+      pending += th.garbage.size();
+      idle += th.idle_fences;
+    }
+    std::vector<std::string> order(tables_.size());
+    for (auto& t : tables_) order[t->rank] = t->info.name;
+    nlohmann::json regions = nlohmann::json::array();
+    for (auto& r : regions_) regions.push_back(r->pages());
+    return {{"met_cache", cache},
+            {"cache_hits", hits},
+            {"tuple_accesses", acc},
+            {"cross_region_copies", copies},
+            {"cross_region_in_place", inplace},
+            {"nvm_tuples_reclaimed", reclaimed},
+            {"garbage_pending", pending},
+            {"idle_fences", idle},
+            {"nvm_pages", {{"used", pages_->used()}, {"total", pages_->pages()}, {"per_region", regions}}},
+            {"exclusive_mode_entries", gex_count_.load()},
+            {"persist_order", order},
+            {"naive_alloc", ZEN_NAIVE_ALLOC},
+            {"next_tx_cts", counter_.load()}};
+  }
+
+ private:
+  struct Table {
+    TableInfo info;
+    uint32_t len = 0;
+    uint32_t rank = 0;  // position in the persist order
+    std::unique_ptr<HashIndex> index;
+    std::unique_ptr<Cache> cache;
+  };
+
+  // What other threads read of a thread: for the reclamation minimum, exclusive mode, frees.
+  struct alignas(64) Shared {
+    std::atomic<uint64_t> active_since{0};  // clock when the running transaction began; 0: none
+    std::atomic<uint64_t> unfenced{0};      // Tx-CTS whose LP line awaits this thread's fence
+    std::atomic<uint64_t> accessed{0};      // tuples the running transaction touched
+    std::mutex inbox_mu;
+    std::vector<Garbage> inbox;             // reclaimable slots of its regions, freed by others
+    std::atomic<bool> has_inbox{false};
+  };
+
+  template <class F>
+  static void parallel(int n, F&& f) {
+    std::vector<std::thread> ts;
+    for (int i = 0; i < n; i++) ts.emplace_back([&, i] { f(i); });
+    for (auto& t : ts) t.join();
+  }
+
+  bool pinned(Thread& th, Entry* e, RowRef& ref) {
+    th.pinned.push_back(e);
+    ref = RowRef{e->data(), &e->meta, e};
+    return true;
+  }
+
+  void fill(Entry* e, Table& t, uint32_t table, uint64_t key, char* nvm) {
+    NvmTuple* n = NvmTuple::at(nvm);
+    dev::read(nvm, kHeaderBytes + t.len);
+    memcpy(e->data(), n->data(), t.len);
+    dev::write(e->data(), t.len);
+    e->nvm = nvm;
+    e->key = key;
+    e->table = table;
+    e->cts = n->cts();
+    new (&e->meta) Meta();
+    e->state.store(1 | kClock, std::memory_order_release);  // pinned by us, not yet indexed
+  }
+
+  // A free entry of this thread's region for `table` (an exclusive transaction may take from
+  // any region: the others are idle). nullptr: the region is exhausted.
+  Entry* victim(Thread& th, uint32_t table) {
+    Table& t = *tables_[table];
+    auto unlink = [&](Entry* e) {
+      if (!t.index->update(e->key, reinterpret_cast<uint64_t>(e), nvm_value(e->nvm)))
+        throw std::logic_error("zen: evicted Met-Cache entry was not indexed");
+    };
+    if (Entry* e = t.cache->victim(th.tid, th.hand[table], unlink)) return e;
+    if (!th.exclusive) {
+      request_exclusive();
+      if (gex_.load() != th.tid) return nullptr;  // another transaction is the long one
+      wait_exclusive(th);
+    }
+    for (int r = 0; r < nthreads_; r++)
+      if (r != th.tid)
+        if (Entry* e = t.cache->victim(r, threads_[size_t(r)].hand[table], unlink)) return e;
+    throw std::runtime_error("zen: Met-Cache of " + t.info.name + " is too small for one transaction");
+  }
+
+  // Copy-on-write across regions (section 3.2), at install time. The CC-Meta is what the CC
+  // locks, so two entries of one tuple must never both be lockable. The copy therefore happens
+  // only while this transaction (a) holds the tuple exclusively through the CC, since validation
+  // passed, and (b) is the entry's only pinner, made permanent by setting the copy bit in the
+  // same CAS: no other transaction holds a reference to the old entry or can pin it again (pin
+  // fails on a copied entry and re-reads the index). The CC-Meta moves with its lock still held,
+  // the access is repointed so the CC releases the new entry, and the index switches to it. When
+  // another transaction has the entry pinned, the image is installed in place instead.
+  bool copy_to_own_region(Thread& th, Table& t, Access& a, Entry* e, char* slot) {
+    Entry* c = victim_for_copy(th, t, a.table);
+    if (!c) return false;
+    uint64_t s = e->state.load(std::memory_order_acquire);
+    if ((s & kPinMask) != 1 || (s & (kCopy | kFree)) ||
+        !e->state.compare_exchange_strong(s, s | kCopy, std::memory_order_acq_rel)) {
+      c->state.store(kFree, std::memory_order_release);
+      return false;
+    }
+    memcpy(static_cast<void*>(&c->meta), static_cast<const void*>(&e->meta), sizeof(Meta));
+    memcpy(c->data(), a.local, a.len);
+    dev::write(c->data(), a.len);
+    c->nvm = slot;
+    c->key = e->key;
+    c->table = e->table;
+    c->cts = a.version;
+    c->state.store(1 | kClock, std::memory_order_release);  // our pin moves with the access
+    if (!t.index->update(a.key, reinterpret_cast<uint64_t>(e), reinterpret_cast<uint64_t>(c)))
+      throw std::logic_error("zen: copied Met-Cache entry was not indexed");
+    Cache::unpin(e);  // dead now: its owner's CLOCK reclaims it first
+    std::replace(th.pinned.begin(), th.pinned.end(), e, c);
+    a.row = RowRef{c->data(), &c->meta, c};
+    th.copies++;
+    return true;
+  }
+  Entry* victim_for_copy(Thread& th, Table& t, uint32_t table) {
+    auto unlink = [&](Entry* v) {
+      if (!t.index->update(v->key, reinterpret_cast<uint64_t>(v), nvm_value(v->nvm)))
+        throw std::logic_error("zen: evicted Met-Cache entry was not indexed");
+    };
+    return t.cache->victim(th.tid, th.hand[table], unlink);
+  }
+
+  // Start of a transaction (its first lookup) and the exclusive-mode check (section 3.3.4).
+  bool enter(Thread& th) {
+    Shared& sh = shared_[th.tid];
+    int g = gex_.load(std::memory_order_acquire);
+    if (!th.active) {
+      if (g >= 0 && g != th.tid) return false;
+      // Clock first, then published: reclamation reads the clock before the active list.
+      sh.active_since.store(counter_.load(std::memory_order_seq_cst), std::memory_order_seq_cst);
+      th.active = true;
+      g = gex_.load(std::memory_order_seq_cst);
+    }
+    if (g < 0) return true;
+    if (g != th.tid) return false;
+    if (!th.exclusive) wait_exclusive(th);
+    return true;
+  }
+
+  // G-EX is ours: wait for every other transaction to finish or abort (they abort at their next
+  // lookup), then run alone.
+  void wait_exclusive(Thread& th) {
+    for (int o = 0; o < nthreads_; o++)
+      while (o != th.tid && shared_[o].active_since.load(std::memory_order_seq_cst) != 0) {
+        dev::pay_debt();
+        _mm_pause();
+      }
+    th.exclusive = true;
+  }
+
+  // A long-running transaction was detected (a Met-Cache region ran out of entries, or a
+  // garbage queue grew past its threshold): the running transaction that touched the most
+  // tuples gets G-EX.
+  void request_exclusive() {
+    int best = -1;
+    uint64_t most = 0;
+    for (int t = 0; t < nthreads_; t++) {
+      uint64_t n = shared_[t].accessed.load(std::memory_order_relaxed);
+      if (shared_[t].active_since.load() && n > most) { most = n; best = t; }
+    }
+    int none = -1;
+    if (best >= 0 && gex_.compare_exchange_strong(none, best)) gex_count_++;
+  }
+
+  // Heap region for a transaction's writes: a secondary region (left by a run with more threads)
+  // if it has room for all of them without a new page, else the thread's own region.
+  HeapRegion& pick_region(Thread& th) {
+    for (size_t i = 0; i + 1 < th.regions.size(); i++) {
+      HeapRegion& r = *regions_[th.regions[i]];
+      bool fits = true;
+      for (uint32_t t = 0; t < th.need.size(); t++) fits &= r.free_slots(t) >= th.need[t];
+      if (fits) return r;
+    }
+    return *regions_[th.regions.back()];
+  }
+
+  char* take(Thread& th, HeapRegion& r, uint32_t table) {
+    if (char* s = r.take(table)) return s;
+    reclaim(th, ~size_t(0));  // the NVM heap is used up: reclaim without bound
+    if (char* s = r.take(table, false)) return s;
+    throw std::runtime_error("zen: NVM heap full (raise --nvm-size)");
+  }
+
+  // Reclamation minimum: nothing a running transaction may still reach, nothing superseded by
+  // a commit not yet durable. The clock is read before the threads (see enter()).
+  uint64_t global_min() const {
+    uint64_t m = counter_.load(std::memory_order_seq_cst);
+    for (int t = 0; t < nthreads_; t++) {
+      uint64_t a = shared_[t].active_since.load(std::memory_order_seq_cst);
+      uint64_t u = shared_[t].unfenced.load(std::memory_order_seq_cst);
+      if (a && a < m) m = a;
+      if (u && u < m) m = u;
+    }
+    return m;
+  }
+
+  void maintain(Thread& th) {
+    reclaim(th, kGcPerTxn);
+    if (th.garbage.size() > kGarbageThreshold) request_exclusive();
+  }
+
+  // Bounded garbage collection: move up to `budget` queue entries below the minimum to the free
+  // list of the region that owns their slot (another thread's through its inbox).
+  void reclaim(Thread& th, size_t budget) {
+    Shared& sh = shared_[th.tid];
+    if (sh.has_inbox.load(std::memory_order_acquire)) {
+      std::lock_guard g(sh.inbox_mu);
+      for (auto& x : sh.inbox) regions_[pages_->region_of(x.slot)]->put(x.table, x.slot);
+      sh.inbox.clear();
+      sh.has_inbox.store(false, std::memory_order_relaxed);
+    }
+    if (th.garbage.empty()) return;
+    if (th.garbage.front().cts >= th.min_cts) th.min_cts = global_min();
+    for (; budget && !th.garbage.empty() && th.garbage.front().cts < th.min_cts; budget--) {
+      Garbage x = th.garbage.front();
+      th.garbage.pop_front();
+      th.reclaimed++;
+      uint32_t r = pages_->region_of(x.slot);
+      int owner = int(r % uint32_t(nthreads_));
+      if (owner == th.tid) {
+        regions_[r]->put(x.table, x.slot);
+      } else {
+        Shared& o = shared_[owner];
+        std::lock_guard g(o.inbox_mu);
+        o.inbox.push_back(x);
+        o.has_inbox.store(true, std::memory_order_release);
+      }
+    }
+  }
+
+  EngineEnv& env_;
+  int nthreads_;
+  std::vector<std::unique_ptr<Table>> tables_;
+  std::unique_ptr<PageManager> pages_;
+  std::unique_ptr<AllocBitmap> bitmap_;
+  std::vector<std::unique_ptr<HeapRegion>> regions_;
+  std::vector<Thread> threads_;
+  std::unique_ptr<Shared[]> shared_;
+  std::atomic<uint64_t> counter_{kLoadCts + 1};  // the Tx-CTS clock
+  std::atomic<int> gex_{-1};                     // G-EX: the thread in exclusive mode, or -1
+  std::atomic<uint64_t> gex_count_{0};
+};
+
+}  // namespace nvt::zen

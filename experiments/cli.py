@@ -2,26 +2,41 @@
 import argparse
 import sys
 
-from experiments.planner import describe_pending, plan
+from collections import Counter
+
+from experiments.capabilities import detect
+from experiments.planner import plan, reasons
 from experiments.specs import all_specs, load_spec
 
 
 def cmd_list(args):
+    caps = detect()
+    print(f"testbed today: {caps.describe()}\n")
+    ready = 0
     for spec in all_specs():
-        print(f"{spec['name']}: {spec['paper']} {spec['figure']}: {spec['title']}")
+        also = f" (also {', '.join(spec['also'])})" if spec["also"] else ""
+        print(f"{spec['name']}: {spec['paper']} {spec['figure']}{also}: {spec['title']}")
         for scale in spec["scales"]:
-            p = plan(spec, scale, repeat=1)
-            print(f"  {scale}: {len(p.runs)} runs per repetition, binaries "
-                  f"{', '.join('-'.join(pair) for pair in p.pairs) or 'none'}")
-        for entry in spec["pending"]:
-            print(f"  pending: {describe_pending(entry)}")
+            p = plan(spec, scale, repeat=1, caps=caps)
+            print(f"  {scale}: {len(p.runs)} runs per repetition, {len(p.pending)} pending, "
+                  f"binaries {', '.join('-'.join(pair) for pair in p.pairs) or 'none'}")
+        p = plan(spec, "small", repeat=1, caps=caps)
+        ready += bool(p.runs)
+        total = len(p.runs) + len(p.pending)
+        counts = Counter(r for _, e in p.pending for r in reasons(e))
+        for text, count in counts.most_common():
+            share = "all" if count == total else f"{count} of {total}"
+            print(f"  pending ({share} configs): {text}")
+    print(f"\n{ready} specs can run today (some configurations at least); the rest wait for "
+          f"what they name.")
     return 0
 
 
 def cmd_run(args):
     from experiments.runner import run_sweep
 
-    p = plan(load_spec(args.spec), args.scale, args.repeat)
+    # Build the reference rundb first so flags are checked against the current source.
+    p = plan(load_spec(args.spec), args.scale, args.repeat, caps=detect(build=True))
     summary = run_sweep(p, args.results, executor=args.executor, scheduler=args.scheduler,
                         workers=args.workers, nvm_dir=args.nvm_dir, timeout=args.timeout)
     print(f"ran {summary.ran}, skipped {summary.skipped} already done, "

@@ -1,8 +1,18 @@
-"""Expand a spec at a scale into runs, each named by a hash of its settings."""
+"""Expand a spec at a scale into runs, each named by a hash of its settings.
+
+A configuration is pending (reported, never run) when the spec says so, or when what the
+testbed has today cannot run it: an engine or CC method the Makefile does not list, a setting
+rundb has no flag for, or a value a flag does not accept (see capabilities.py).
+"""
 import hashlib
 import itertools
 import json
+import re
 from dataclasses import dataclass, field
+
+from experiments.capabilities import missing
+
+REF = re.compile(r"^\$\{(\w+)\}$")  # "${threads}": the value of another setting of the run
 
 
 def _canonical(value):
@@ -25,6 +35,7 @@ class Run:
     run_id: str
     rep: int
     settings: dict = field(compare=False, hash=False)
+    labels: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def key(self):
@@ -52,20 +63,57 @@ def binaries(runs):
 
 
 def describe_pending(entry):
-    """'engine=zen: not implemented yet' for a pending entry."""
+    """'engine=wbl: not implemented yet' for a spec's pending entry ('whole spec: ...' if it
+    names no setting); the reasons themselves for what the testbed lacks."""
+    if "missing" in entry:
+        return entry["reason"]
     match = " ".join(f"{k}={v}" for k, v in entry.items() if k != "reason")
-    return f"{match}: {entry['reason']}"
+    return f"{match or 'whole spec'}: {entry['reason']}"
 
 
-def pending_entry(spec, settings):
+def reasons(entry):
+    """Each separate reason of a pending entry."""
+    return entry.get("missing") or [describe_pending(entry)]
+
+
+def pending_entry(spec, settings, caps=None, labels=None):
+    """The spec's own pending entry for these settings (or labels), else what the testbed
+    lacks to run them (when caps are given), else None."""
+    named = {**settings, **(labels or {})}
     for entry in spec.get("pending", []):
         match = {k: v for k, v in entry.items() if k != "reason"}
-        if all(_canonical(settings.get(k)) == _canonical(v) for k, v in match.items()):
+        if all(_canonical(named.get(k)) == _canonical(v) for k, v in match.items()):
             return entry
-    return None
+    lacking = missing(caps, settings) if caps else []
+    return {"reason": "; ".join(lacking), "missing": lacking} if lacking else None
 
 
-def plan(spec, scale, repeat=3):
+def label_axes(axes):
+    """Axes whose values are mappings: each value is a bundle of settings, and the axis name
+    becomes a label column (`label` key, or the bundle's values joined by '/')."""
+    return {k for k, values in axes.items() if any(isinstance(v, dict) for v in values)}
+
+
+def _expand(axes, fixed, labels):
+    for combo in itertools.product(*axes.values()):
+        settings, names = dict(fixed), {}
+        for axis, value in zip(axes, combo):
+            if axis in labels:
+                bundle = dict(value)
+                names[axis] = str(bundle.pop("label", "/".join(map(str, bundle.values()))))
+                settings.update(bundle)
+            else:
+                settings[axis] = value
+        for k, v in settings.items():
+            m = isinstance(v, str) and REF.match(v)
+            if m:
+                settings[k] = settings[m.group(1)]
+        yield settings, names
+
+
+def plan(spec, scale, repeat=3, caps=None):
+    """Runs of a spec at a scale. With caps (capabilities.detect()), configurations the
+    testbed cannot run yet are pending with the reason."""
     if scale not in spec["scales"]:
         raise SystemExit(f"spec {spec['name']} has no scale {scale!r} "
                          f"(has: {', '.join(spec['scales'])})")
@@ -78,13 +126,14 @@ def plan(spec, scale, repeat=3):
         if not isinstance(v, list):
             axes[k] = [v]
     fixed = {**spec["fixed"], **{k: v for k, v in overrides.items() if k not in axes}}
+    labels = label_axes(axes)
     runs, pending = [], []
-    for combo in itertools.product(*axes.values()):
-        settings = {**fixed, **dict(zip(axes, combo))}
-        entry = pending_entry(spec, settings)
+    for settings, names in _expand(axes, fixed, labels):
+        entry = pending_entry(spec, settings, caps, names)
         if entry:
             pending.append((settings, entry))
             continue
-        rid = run_id(settings)
-        runs += [Run(spec["name"], rid, rep, settings) for rep in range(repeat)]
+        # Labels join the id only when present, so specs without them keep their ids.
+        rid = run_id({**settings, **{f"label.{k}": v for k, v in names.items()}})
+        runs += [Run(spec["name"], rid, rep, settings, names) for rep in range(repeat)]
     return Plan(spec, scale, repeat, axes, fixed, runs, pending)

@@ -47,7 +47,12 @@ def table(plan, out_dir):
         data = json.loads(path.read_text())
         row = {"run_id": run.run_id, "rep": run.rep, "spec": run.spec,
                "paper": plan.spec["paper"], "figure": plan.spec["figure"], "scale": plan.scale}
-        for section in ("config", "host", "results"):
+        row.update({f"label.{k}": v for k, v in run.labels.items()})
+        # The spec's own names too: rundb may echo a flag under another name (txns ->
+        # config.txns_per_thread), and plots look settings up by the spec's names.
+        row.update({f"setting.{k}": v for k, v in run.settings.items()})
+        # timeline.throughput_tps stays one JSON list per cell; plots/timeline.py parses it.
+        for section in ("config", "host", "results", "recovery", "timeline", "invariants"):
             row.update(flatten(data.get(section, {}), section + "."))
         rows.append(row)
     return pd.DataFrame(rows)

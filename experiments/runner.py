@@ -12,11 +12,9 @@ from pathlib import Path
 from tqdm import tqdm
 
 from experiments import executors
+from experiments.capabilities import NOT_FLAGS
 from experiments.planner import binaries, describe_pending
 from experiments.results import ROOT, host_info, result_path, write_csv, write_json
-
-# Settings that choose the binary or the image folder rather than being rundb flags.
-NOT_FLAGS = ("engine", "cc", "nvm_dir")
 DEFAULT_NVM_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
 
 
@@ -42,39 +40,52 @@ def build(pairs, log_dir, root=ROOT):
     return errors
 
 
-def _flag_value(value):
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
 def command(binary, settings, rep, nvm_path):
-    """rundb's command line for one repetition; repetition r runs with seed + r."""
+    """rundb's command line for one repetition; repetition r runs with seed + r. Booleans are
+    bare flags (--recover), present only when true."""
     args = [str(binary)]
     for key, value in settings.items():
-        if key in NOT_FLAGS or key == "seed":
+        if key in NOT_FLAGS or key == "seed" or value is False:
             continue
-        args += [f"--{key.replace('_', '-')}", _flag_value(value)]
+        args.append(f"--{key.replace('_', '-')}")
+        if value is not True:
+            args.append(str(value))
     return args + ["--seed", str(int(settings.get("seed", 1)) + rep), "--nvm-path", str(nvm_path)]
+
+
+def _rundb(cmd, timeout):
+    """(stdout, stderr, returncode, error) of one rundb process."""
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        return proc.stdout, proc.stderr, proc.returncode, None
+    except subprocess.TimeoutExpired as exc:
+        err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+        return "", err, None, f"timed out after {timeout} s"
+    except OSError as exc:
+        return "", "", None, f"could not start {cmd[0]}: {exc}"
 
 
 def execute_run(binary, settings, rep, nvm_path, timeout=None, pin=False):
     """Run rundb once and return its JSON (or why not). Runs on Dask workers too: no file output
-    besides the NVM image, which is always removed."""
-    cmd = command(binary, settings, rep, nvm_path)
+    besides the NVM image, which is always removed.
+
+    With `recover: true` it is a recovery experiment: a first process runs the workload and
+    exits, a second one recovers from the image it left (same flags plus --recover). The result is the first one's JSON with the second one's
+    `recovery` and `invariants` blocks."""
+    recovery = bool(settings.get("recover"))
+    cmd = command(binary, {k: v for k, v in settings.items() if k != "recover"}, rep, nvm_path)
     threads = int(settings.get("threads", 1))
     if pin and shutil.which("taskset") and threads <= (os.cpu_count() or 1):
         cmd = ["taskset", "-c", f"0-{threads - 1}"] + cmd
     start = time.monotonic()
-    out, err, rc, error = "", "", None, None
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        out, err, rc = proc.stdout, proc.stderr, proc.returncode
-    except subprocess.TimeoutExpired as exc:
-        err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
-        error = f"timed out after {timeout} s"
-    except OSError as exc:
-        error = f"could not start {cmd[0]}: {exc}"
+        out, err, rc, error = _rundb(cmd, timeout)
+        # A run told to crash (--crash-at) exits 86 and leaves its image to recover.
+        crashed = recovery and rc == 86 and settings.get("crash_at") not in (None, "none")
+        if recovery and error is None and (rc == 0 or crashed):
+            first, cmd = out, cmd + ["--recover"]
+            out, err2, rc, error = _rundb(cmd, timeout)
+            err += f"\n$ {' '.join(cmd)}\n{err2}"
     finally:
         Path(nvm_path).unlink(missing_ok=True)
     result = None
@@ -85,6 +96,9 @@ def execute_run(binary, settings, rep, nvm_path, timeout=None, pin=False):
     elif error is None:
         try:
             result = json.loads(out)
+            if recovery and first.strip():
+                result = {**json.loads(first), **{k: result[k] for k in ("recovery", "invariants")
+                                                   if k in result}}
         except ValueError as exc:
             error = f"stdout is not one JSON object: {exc}"
     return {"result": result, "error": error, "stderr": err, "command": cmd,
@@ -144,6 +158,7 @@ def run_sweep(plan, results_dir="results", executor="local", scheduler=None, wor
                 data = outcome["result"]
                 data["run"] = {"id": run.run_id, "rep": run.rep, "spec": run.spec,
                                "scale": plan.scale, "settings": run.settings,
+                               "labels": run.labels,
                                "command": outcome["command"], "wall_s": outcome["wall_s"]}
                 write_json(result_path(out_dir, run), data)
                 summary.ran += 1
@@ -151,8 +166,8 @@ def run_sweep(plan, results_dir="results", executor="local", scheduler=None, wor
 
     summary.csv = write_csv(plan, out_dir)
     if summary.ran + summary.skipped:
-        from plots import render  # matplotlib only once there is something to draw
-        summary.figures = [str(p) for p in render(spec["plot"], summary.csv)]
+        from plots import render_all  # matplotlib only once there is something to draw
+        summary.figures = [str(p) for p in render_all(spec, summary.csv)]
     sweep.update(failed=[{"run": k, "error": e} for k, e in summary.failed],
                  csv=summary.csv.name, figures=[Path(p).name for p in summary.figures])
     write_json(out_dir / "sweep.json", sweep)

@@ -1,9 +1,26 @@
-"""One module per figure family; each has plot(df, ...) -> Figure and render(csv, ...) -> files."""
+"""One module per figure family; each has plot(df, ...) -> Figure and render(csv, ...) -> files.
+
+Families: ycsb_bars (grouped bars), scalability (lines against a swept setting), stacked
+(recovery steps, memory breakdowns), timeline (throughput over time), table (maximum or
+at-a-point values, as the papers' tables)."""
 import importlib
+
+FAMILIES = ("ycsb_bars", "scalability", "stacked", "timeline", "table")
 
 
 def render(options, csv_path):
-    """Draw a sweep's figure as its spec's `plot:` section says; returns the files written."""
+    """Draw one figure as a spec's plot entry says; returns the files written."""
     options = dict(options)
     module = importlib.import_module(f"plots.{options.pop('script')}")
     return module.render(csv_path, **options)
+
+
+def render_all(spec, csv_path):
+    """Every figure of a spec: the first is named after the table, the others by their name."""
+    files = []
+    for i, options in enumerate(spec["plots"]):
+        options = dict(options)
+        if i and "name" not in options:
+            options["name"] = options["script"]
+        files += render(options, csv_path)
+    return files

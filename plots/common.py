@@ -22,17 +22,30 @@ METRICS = {
     "per_txn.nvm_write_bytes": ("NVM writes per transaction (bytes)", 1.0),
 }
 SETTING_LABELS = {"threads": "Threads", "read_ratio": "Read ratio", "theta": "Zipf θ",
-                  "p_ratio": "P (NVM / DRAM)"}
+                  "p_ratio": "P (NVM / DRAM)", "read_ns": "NVM read latency (ns per 256 B)",
+                  "write_gbps": "NVM write bandwidth (GB/s)", "profile": "Device profile",
+                  "persist_domain": "Persistence domain", "cc": "Concurrency control",
+                  "epoch_txns": "Epoch size (transactions)", "txns": "Transactions per thread "
+                  "before the crash", "rows": "Rows"}
 WORKLOADS = {1.0: "RO", 0.9: "RH", 0.5: "BA", 0.1: "WH"}  # zen-vldb21's read/write mixes
 SKEWS = {0.0: "No skew", 0.6: "Low skew", 0.95: "High skew"}
 
 
 def column(df, name):
-    """A setting or metric by short name (threads, throughput_tps) or full column name."""
-    for col in (name, f"config.{name}", f"results.{name}"):
+    """A setting, label or metric by short name (threads, throughput_tps) or full name."""
+    for col in (name, f"label.{name}", f"config.{name}", f"setting.{name}", f"results.{name}"):
         if col in df.columns:
             return col
     raise KeyError(f"no column {name!r} in the table")
+
+
+def ordered(df, col):
+    """Values of a column in plotting order: numbers ascending, labels as the spec lists them
+    (the table keeps the plan's order)."""
+    values = df[col].dropna()
+    if pd.api.types.is_numeric_dtype(values):
+        return sorted(values.unique())
+    return list(dict.fromkeys(values))
 
 
 def metric(df, y):
@@ -68,54 +81,73 @@ def facet_title(value, setting):
     return f"{SETTING_LABELS.get(setting, setting)} = {value}"
 
 
-def facets(df, facet, width=4.2, height=3.4):
-    """One panel per value of the facet setting (a single panel when there is none)."""
-    if facet is None:
+def facets(df, facet, width=4.2, height=3.4, y=None):
+    """One panel per value of the facet setting (a single panel when there is none), and one
+    row of panels per metric when y is a list. Returns (fig, [(value, rows, ax, y)]), y being
+    that panel's metric."""
+    ys = y if isinstance(y, list) else [y or "throughput_tps"]
+    values = ordered(df, column(df, facet)) if facet else [None]
+    if facet is None and len(ys) == 1:
         fig, ax = plt.subplots(figsize=(width * 1.6, height * 1.2))
-        return fig, [(None, df, ax)]
-    col = column(df, facet)
-    values = sorted(df[col].unique())
-    fig, axes = plt.subplots(1, len(values), figsize=(width * len(values), height),
-                             sharey=True, squeeze=False)
+        return fig, [(None, df, ax, ys[0])]
+    fig, axes = plt.subplots(len(ys), len(values), figsize=(width * len(values), height * len(ys)),
+                             sharey="row", squeeze=False)
     panels = []
-    for value, ax in zip(values, axes[0]):
-        ax.set_title(facet_title(value, facet), fontsize=10)
-        panels.append((value, df[df[col] == value], ax))
+    for i, one_y in enumerate(ys):
+        for value, ax in zip(values, axes[i]):
+            sub = df if facet is None else df[df[column(df, facet)] == value]
+            if facet is not None and i == 0:
+                ax.set_title(facet_title(value, facet), fontsize=10)
+            panels.append((value, sub, ax, one_y))
     return fig, panels
+
+
+def label_rows(df, panels):
+    """The y label, with its unit, on the first panel of each metric's row."""
+    seen = set()
+    for _, _, ax, y in panels:
+        if y not in seen:
+            ax.set_ylabel(metric(df, y)[1])
+            seen.add(y)
 
 
 def _unique(df, col):
     return sorted(df[col].dropna().astype(str).unique()) if col in df.columns else []
 
 
-def caption(df):
+def caption(df, figure=None):
     """'zen-vldb21 Figure 5 · scale small · profile optane-100 · emulated NVM · 3 repetitions'."""
     nvm = {str(v).lower() for v in _unique(df, "host.nvm.real")}
     kind = "real NVM" if nvm == {"true"} else "emulated NVM" if nvm == {"false"} else \
         "real and emulated NVM" if nvm else "NVM kind unknown"
     reps = df["rep"].nunique() if "rep" in df.columns else 1
-    parts = [" ".join(_unique(df, "paper") + _unique(df, "figure")) + " shape",
+    name = _unique(df, "paper") + ([figure] if figure else _unique(df, "figure"))
+    parts = [" ".join(name) + " shape",
              "scale " + ",".join(_unique(df, "scale")),
              "profile " + ",".join(_unique(df, "config.profile")),
              kind, f"{reps} repetitions (error bars: std)" if reps > 1 else "1 repetition"]
     return " · ".join(parts)
 
 
-def finish(fig, df, legend_cols=4):
-    handles, labels = fig.axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", ncol=min(legend_cols, len(labels)),
-               frameon=False, bbox_to_anchor=(0.5, 1.0))
+def finish(fig, df, legend_cols=4, figure=None, handles=None):
+    handles, labels = handles or fig.axes[0].get_legend_handles_labels()
+    if labels:
+        fig.legend(handles, labels, loc="upper center", ncol=min(legend_cols, len(labels)),
+                   frameon=False, bbox_to_anchor=(0.5, 1.0))
     # About 15 characters of 8-point text per inch: wrap so narrow figures keep the caption.
-    text = textwrap.fill(caption(df), width=int(fig.get_figwidth() * 15))
+    text = textwrap.fill(caption(df, figure), width=int(fig.get_figwidth() * 15))
     fig.text(0.5, 0.005, text, ha="center", va="bottom", fontsize=8)
     fig.tight_layout(rect=(0, 0.04 * (1 + text.count("\n")) + 0.03, 1, 0.9))
     return fig
 
 
-def save(fig, csv_path):
-    """PNG and PDF next to the CSV, named after it."""
+def save(fig, csv_path, name=None):
+    """PNG and PDF next to the CSV, named after it (and after the plot, when a spec has
+    several)."""
     stem = Path(csv_path).with_suffix("")
-    paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
+    if name:
+        stem = stem.with_name(f"{stem.name}-{name}")
+    paths = [stem.with_name(stem.name + ".png"), stem.with_name(stem.name + ".pdf")]
     for path in paths:
         fig.savefig(path, dpi=150)
     plt.close(fig)
@@ -124,6 +156,13 @@ def save(fig, csv_path):
 
 def read(csv_path):
     return pd.read_csv(csv_path)
+
+
+def renderer(plot):
+    """render(csv_path, name=None, **options) for a module's plot(df, **options)."""
+    def render(csv_path, name=None, **options):
+        return save(plot(read(csv_path), **options), csv_path, name)
+    return render
 
 
 def main(render, doc, argv=None):

@@ -1,29 +1,35 @@
-"""Throughput against threads, one line per engine/cc: zen-vldb21 Figure 8."""
+"""Lines: a metric against a swept setting, one line per series: throughput against threads
+(zen-vldb21 Figures 8 and 18, zen-plus Figures 16, 21, 29 and 30, mcsi Figures 10, 12 and 13),
+against the epoch size (nvcaracal Figure 12), or against a device parameter (read latency,
+write bandwidth)."""
 from plots import common
 
 
-def plot(df, x="threads", series=("engine", "cc"), facet=None, y="throughput_tps"):
+def plot(df, x="threads", series=("engine", "cc"), facet=None, y="throughput_tps",
+         logx=False, figure=None):
     df = common.with_series(df, series)
     xcol = common.column(df, x)
-    ycol, ylabel, factor = common.metric(df, y)
-    fig, panels = common.facets(df, facet)
-    for _, sub, ax in panels:
+    fig, panels = common.facets(df, facet, y=y)
+    for _, sub, ax, one_y in panels:
+        ycol, _, factor = common.metric(df, one_y)
         stats = common.summarize(sub, ["series", xcol], ycol)
-        for name, line in stats.groupby("series"):
+        for name in common.ordered(df, "series"):
+            line = stats[stats["series"] == name]
             ax.errorbar(line[xcol], line["mean"] * factor, yerr=line["std"] * factor,
                         marker="o", capsize=3, label=name)
+        if logx:
+            ax.set_xscale("log")
         ticks = sorted(sub[xcol].unique())
-        ax.set_xticks(ticks, [str(t) for t in ticks])
+        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+        ax.minorticks_off()
         ax.set_xlabel(common.SETTING_LABELS.get(x, x))
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
-    panels[0][2].set_ylabel(ylabel)
-    return common.finish(fig, df)
+    common.label_rows(df, panels)
+    return common.finish(fig, df, figure=figure)
 
 
-def render(csv_path, **options):
-    return common.save(plot(common.read(csv_path), **options), csv_path)
-
+render = common.renderer(plot)
 
 if __name__ == "__main__":
     common.main(render, __doc__)

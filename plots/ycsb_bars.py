@@ -1,20 +1,22 @@
-"""Grouped bars per workload (read ratio), one bar per engine/cc, one panel per skew:
-zen-vldb21 Figures 5, 6 and (with another y) 9-12."""
+"""Grouped bars: one group per x value (workload, CC method, device profile...), one bar per
+series, one panel per facet value and one row of panels per metric: zen-vldb21 Figures 5-7,
+9-17 and 20, nvcaracal Figures 5-7, 9 and 10, and the device-profile sweep."""
 import numpy as np
 
 from plots import common
 
 
-def plot(df, x="read_ratio", series=("engine", "cc"), facet="theta", y="throughput_tps"):
+def plot(df, x="read_ratio", series=("engine", "cc"), facet="theta", y="throughput_tps",
+         figure=None):
     df = common.with_series(df, series)
     xcol = common.column(df, x)
-    ycol, ylabel, factor = common.metric(df, y)
-    # The paper orders workloads from read-only to write-heavy.
-    xs = sorted(df[xcol].unique(), reverse=(x == "read_ratio"))
-    names = sorted(df["series"].unique())
+    # The papers order workloads from read-only to write-heavy.
+    xs = common.ordered(df, xcol)[::-1] if x == "read_ratio" else common.ordered(df, xcol)
+    names = common.ordered(df, "series")
     width = 0.8 / len(names)
-    fig, panels = common.facets(df, facet)
-    for _, sub, ax in panels:
+    fig, panels = common.facets(df, facet, y=y)
+    for _, sub, ax, one_y in panels:
+        ycol, _, factor = common.metric(df, one_y)
         stats = common.summarize(sub, ["series", xcol], ycol).set_index(["series", xcol])
         for i, name in enumerate(names):
             rows = stats.reindex([(name, v) for v in xs])
@@ -24,13 +26,11 @@ def plot(df, x="read_ratio", series=("engine", "cc"), facet="theta", y="throughp
         ax.set_xticks(np.arange(len(xs)), [common.x_label(v, x) for v in xs])
         ax.set_xlabel("Workload" if x == "read_ratio" else common.SETTING_LABELS.get(x, x))
         ax.grid(axis="y", alpha=0.3)
-    panels[0][2].set_ylabel(ylabel)
-    return common.finish(fig, df)
+    common.label_rows(df, panels)
+    return common.finish(fig, df, figure=figure)
 
 
-def render(csv_path, **options):
-    return common.save(plot(common.read(csv_path), **options), csv_path)
-
+render = common.renderer(plot)
 
 if __name__ == "__main__":
     common.main(render, __doc__)

@@ -1,0 +1,104 @@
+"""What the testbed can run today: engines and CC methods the Makefile builds, and the flags
+(with their accepted values) a built rundb lists in --help. The planner marks anything else
+pending, so a spec can name what is still to come and run as soon as it lands."""
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from experiments.results import ROOT
+
+# Settings that choose the binary, the image folder or a two-step run rather than being
+# flags rundb is given as they are.
+NOT_FLAGS = ("engine", "cc", "nvm_dir")
+
+# Where the missing piece is being built, so a pending reason says what to wait for.
+ISSUES = {
+    ("engine", "zen"): "issue 3",
+    **{("cc", c): "issue 4" for c in ("wait_die", "dl_detect", "occ", "tictoc", "mvcc",
+                                      "hekaton", "cicada", "hstore", "mcsi", "pgsi")},
+    ("engine", "nvmvcc"): "issue 4: the single-layer NVM engine MCSI and PGSI need",
+    **{("workload", w): "issue 5" for w in ("tpcc", "smallbank", "ycsb-d", "ycsb-e")},
+}
+
+HELP_LINE = re.compile(r"^\s+(?:-\w,)?--([a-z0-9-]+)(?:\s+([A-Z]+)(?::(\S*))?)?")
+
+
+@dataclass
+class Capabilities:
+    engines: set
+    ccs: set
+    flags: dict  # flag name without dashes -> set of accepted values, or None for any value
+    source: str = ""  # which binary's --help the flags come from
+
+    def describe(self):
+        return (f"engines {' '.join(sorted(self.engines))}; cc {' '.join(sorted(self.ccs))}; "
+                f"{len(self.flags)} flags from {self.source or 'nowhere'}")
+
+
+def parse_help(text):
+    """{'threads': None, 'profile': {'dram', ...}, 'recover': None, ...} from rundb --help."""
+    flags = {}
+    for line in text.splitlines():
+        m = HELP_LINE.match(line)
+        if not m or m.group(1) == "help":
+            continue
+        choices = re.search(r"\{([^}]*)\}", m.group(3) or "")
+        flags[m.group(1)] = set(choices.group(1).split(",")) if choices else None
+    return flags
+
+
+def makefile_lists(root=ROOT):
+    """(ENGINES, CC_ALGS) as the Makefile declares them."""
+    text = (Path(root) / "Makefile").read_text()
+    def words(name):
+        m = re.search(rf"^{name}\s*:?=\s*(.*)$", text, re.M)
+        return set(m.group(1).split()) if m else set()
+    return words("ENGINES"), words("CC_ALGS")
+
+
+def reference_binary(root=ROOT, build=False):
+    """A rundb to read --help from: mmdb-no_wait (built first when asked), else the newest."""
+    ref = Path(root) / "build" / "mmdb-no_wait" / "rundb"
+    if build:
+        subprocess.run(["make", "-s", "-j2", "ENGINE=mmdb", "CC_ALG=no_wait"], cwd=root,
+                       capture_output=True)
+    if ref.is_file():
+        return ref
+    built = sorted((Path(root) / "build").glob("*/rundb"), key=lambda p: p.stat().st_mtime)
+    return built[-1] if built else None
+
+
+def detect(root=ROOT, build=False):
+    engines, ccs = makefile_lists(root)
+    binary = reference_binary(root, build)
+    flags = {}
+    if binary:
+        proc = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=30)
+        flags = parse_help(proc.stdout)
+    return Capabilities(engines, ccs, flags, str(binary.relative_to(root)) if binary else "")
+
+
+def _hint(kind, value):
+    issue = ISSUES.get((kind, value))
+    return f" ({issue})" if issue else ""
+
+
+def missing(caps, settings):
+    """Why these settings cannot run today (empty when they can)."""
+    reasons = []
+    for kind, known in (("engine", caps.engines), ("cc", caps.ccs)):
+        value = settings.get(kind)
+        if value is not None and value not in known:
+            reasons.append(f"needs {kind} {value}{_hint(kind, value)}")
+    if not caps.flags:
+        return reasons + ["no built rundb to check flags against (run make)"]
+    for key, value in settings.items():
+        if key in NOT_FLAGS or key.startswith("label."):
+            continue
+        flag = key.replace("_", "-")
+        if flag not in caps.flags:
+            reasons.append(f"rundb has no flag --{flag}")
+        elif caps.flags[flag] is not None and str(value) not in caps.flags[flag]:
+            reasons.append(f"needs --{flag} {value}{_hint(key, str(value))}")
+    return reasons

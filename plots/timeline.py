@@ -1,0 +1,40 @@
+"""Throughput over time, one line per series (mean over repetitions, band: std), from rundb's
+timeline (--timeline-ms): long-running transactions in zen-plus Figures 24 and 25."""
+import json
+
+import numpy as np
+
+from plots import common
+
+
+def curves(sub):
+    """(seconds, mean, std) over the repetitions' timelines, cut to the shortest."""
+    lists = [json.loads(t) for t in sub["timeline.throughput_tps"].dropna()]
+    n = min(len(t) for t in lists)
+    data = np.array([t[:n] for t in lists], dtype=float)
+    step = float(sub["timeline.interval_ms"].iloc[0]) / 1000.0
+    return np.arange(1, n + 1) * step, data.mean(axis=0), data.std(axis=0)
+
+
+def plot(df, series=("engine", "cc"), facet=None, figure=None):
+    df = common.with_series(df, series)
+    fig, panels = common.facets(df, facet)
+    for _, sub, ax, _ in panels:
+        for name in common.ordered(df, "series"):
+            rows = sub[sub["series"] == name]
+            if rows.empty:
+                continue
+            t, mean, std = curves(rows)
+            ax.plot(t, mean / 1e3, label=name)
+            ax.fill_between(t, (mean - std) / 1e3, (mean + std) / 1e3, alpha=0.2)
+        ax.set_xlabel("Time (s)")
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+    panels[0][2].set_ylabel("Throughput (K txn/s)")
+    return common.finish(fig, df, figure=figure)
+
+
+render = common.renderer(plot)
+
+if __name__ == "__main__":
+    common.main(render, __doc__)

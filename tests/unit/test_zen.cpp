@@ -506,7 +506,7 @@ TYPED_TEST(ZenTest, CrashAfterConcurrentTransfersRecoversEveryCommit) {
     EXPECT_GT(db.stat("cross_region_copies"), 0u);
     EXPECT_GT(db.eng->stats()["met_cache"]["accounts"]["evictions"].template get<uint64_t>(), 0u);
     before = db.snapshot();
-    db.eng.release();  // dropped as a crash drops it: no stop(), no destructor
+    test::drop_as_crash(db.eng);  // dropped as a crash drops it: no stop(), no destructor
   }
   for (int round = 1; round <= 2; round++) {
     Db db(p.str(), o, /*reopen=*/true);
@@ -532,7 +532,7 @@ TYPED_TEST(ZenTest, CrashAfterConcurrentTransfersRecoversEveryCommit) {
       ASSERT_TRUE(db.eng->read_current(0, 1, img, v));
       EXPECT_GT(v, acked.rbegin()->second);
     }
-    db.eng.release();
+    test::drop_as_crash(db.eng);
   }
 }
 
@@ -564,7 +564,7 @@ TYPED_TEST(ZenTest, TransactionWithoutLpIsDiscardedWhole) {
       if (t->cts() == v) { t->set_cts(v, false); hits++; }
     }
     ASSERT_EQ(hits, 2u);
-    db.eng.release();
+    test::drop_as_crash(db.eng);
   }
   Db db(p.str(), o, true);
   db.eng->recover(1);

@@ -7,7 +7,7 @@
 #define ENGINE mmdb
 #endif
 
-// Concurrency control: no_wait, silo.
+// Concurrency control: no_wait, silo, wait_die, dl_detect, occ, tictoc, hstore.
 #ifndef CC_ALG
 #define CC_ALG no_wait
 #endif

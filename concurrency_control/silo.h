@@ -51,19 +51,7 @@ struct Silo {
 
   void begin(Txn& t) { t.cause = AbortCause::None; }
 
-  // A consistent copy: the TID before and after the copy agree and no writer held the lock.
-  static uint64_t stable_copy(Access& a) {
-    Meta* m = meta(a);
-    for (;;) {
-      dev::read(m, sizeof *m);
-      uint64_t w1 = m->word.load(std::memory_order_acquire);
-      if (w1 & kLock) { _mm_pause(); continue; }
-      copy_tuple(a.local, a.row.data, a.len);
-      std::atomic_thread_fence(std::memory_order_acquire);
-      uint64_t w2 = m->word.load(std::memory_order_relaxed);
-      if (w1 == w2) return w1;
-    }
-  }
+  static uint64_t stable_copy(Access& a) { return cc::stable_copy(meta(a)->word, kLock, a); }
 
   const char* read(Txn&, Access& a) {
     a.tid = stable_copy(a);

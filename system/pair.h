@@ -4,6 +4,11 @@
 #include "config.h"
 #include "concurrency_control/no_wait.h"
 #include "concurrency_control/silo.h"
+#include "concurrency_control/wait_die.h"
+#include "concurrency_control/dl_detect.h"
+#include "concurrency_control/occ.h"
+#include "concurrency_control/tictoc.h"
+#include "concurrency_control/hstore.h"
 #include "storage/engines/mmdb/mmdb.h"
 #include "storage/engines/zen/zen.h"
 
@@ -17,6 +22,11 @@ namespace nvt::pair {
 // One alias per name a user may pass as CC_ALG=...
 using cc_no_wait = cc::NoWait;
 using cc_silo = cc::Silo;
+using cc_wait_die = cc::WaitDie;
+using cc_dl_detect = cc::DlDetect;
+using cc_occ = cc::Occ;
+using cc_tictoc = cc::TicToc;
+using cc_hstore = cc::HStore;
 // One template per ENGINE=...
 template <class CC> using engine_mmdb = mmdb::Mmdb<CC>;
 template <class CC> using engine_zen = zen::Zen<CC>;

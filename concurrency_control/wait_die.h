@@ -1,0 +1,73 @@
+// WAIT_DIE two-phase locking (Rosenkrantz et al.; DBx1000's WAIT_DIE): on a conflict an older
+// requester waits for younger holders and a younger requester dies, so every wait goes from
+// older to younger and no cycle can form. Timestamps come from a global counter at a
+// transaction's first start and are kept across its retries, so a transaction that keeps dying
+// grows old relative to newer ones and eventually waits instead. A death is recorded as the
+// conflict that caused it (ReadConflict or WriteConflict). Locks are held to commit; writes go
+// to a private image installed at commit. The lock word is lock2pl.h's holder bitmap.
+#pragma once
+#include "concurrency_control/lock2pl.h"
+
+namespace nvt::cc {
+
+struct WaitDie {
+  static constexpr const char* name = "wait_die";
+  using Meta = lock2pl::Meta;
+  using Slot = lock2pl::Slot<WaitDie>;
+  using Registry = lock2pl::Registry<WaitDie>;
+
+  struct Txn {
+    AbortCause cause = AbortCause::None;
+    uint64_t ts = 0;     // smaller = older
+    bool retry = false;  // the last attempt aborted: the next begin() keeps ts
+    Slot slot;
+  };
+
+  static inline std::atomic<uint64_t> next_ts{1};
+
+  static void start(int threads) { Registry::check_threads(threads, name); }
+  static void stop() {}
+
+  void begin(Txn& t) {
+    t.cause = AbortCause::None;
+    t.slot.get(name);
+    if (!t.retry) t.ts = next_ts.fetch_add(1, std::memory_order_relaxed);
+    t.retry = false;
+    t.slot.state().ts.store(t.ts, std::memory_order_release);
+  }
+
+  const char* read(Txn& t, Access& a) {
+    if (!lock(t, a, lock2pl::kShared, AbortCause::ReadConflict)) return nullptr;
+    return lock2pl::locked_read(a);
+  }
+  bool write(Txn& t, Access& a) {
+    if (!lock(t, a, lock2pl::kExclusive, AbortCause::WriteConflict)) return false;
+    lock2pl::locked_write(a);
+    return true;
+  }
+  bool upgrade(Txn& t, Access& a) { return write(t, a); }
+
+  bool validate(Txn&, Access*, size_t) { return true; }  // locks already exclude conflicts
+  void finish(Txn& t, Access* acc, size_t n) { lock2pl::release(acc, n, t.slot.bit()); }
+  void abort(Txn& t, Access* acc, size_t n) {
+    if (t.slot.id() >= 0) lock2pl::release(acc, n, t.slot.bit());
+    t.retry = true;
+  }
+
+ private:
+  // Wait while every holder is younger; die as soon as one is older. Holders are re-read at
+  // each step, so a waiter never keeps waiting behind an older transaction that took the lock
+  // after it started waiting.
+  static bool lock(Txn& t, Access& a, uint8_t mode, AbortCause on_die) {
+    return lock2pl::acquire(a, t.slot.bit(), mode, [&](uint64_t holders) {
+      for (uint64_t h = holders; h; h &= h - 1)
+        if (Registry::slot[__builtin_ctzll(h)].ts.load(std::memory_order_acquire) < t.ts) {
+          t.cause = on_die;
+          return false;
+        }
+      return true;
+    });
+  }
+};
+
+}  // namespace nvt::cc

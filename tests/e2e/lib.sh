@@ -4,7 +4,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
-PAIRS=(no_wait silo)  # CC methods built with ENGINE=mmdb
+PAIRS=(mmdb-no_wait mmdb-silo zen-no_wait zen-silo)  # ENGINE-CC_ALG
 
 TMP="$(mktemp -d /dev/shm/nvt-e2e.XXXXXX)"
 BG_PIDS=()
@@ -23,7 +23,7 @@ fail() {
 }
 say() { echo "  $*" >&2; }
 
-rundb_of() { echo "$ROOT/build/mmdb-$1/rundb"; }
+rundb_of() { echo "$ROOT/build/$1/rundb"; }
 
 # json FILE EXPR: print the Python expression EXPR evaluated with d = the JSON object in FILE.
 json() {

@@ -3,14 +3,14 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 for cc in "${PAIRS[@]}"; do
-  make --no-print-directory -j2 ENGINE=mmdb CC_ALG="$cc" >"$TMP/build-$cc.log" 2>&1 ||
-    { tail -30 "$TMP/build-$cc.log" >&2; fail "make ENGINE=mmdb CC_ALG=$cc failed"; }
+  make --no-print-directory -j2 ENGINE="${cc%%-*}" CC_ALG="${cc#*-}" >"$TMP/build-$cc.log" 2>&1 ||
+    { tail -30 "$TMP/build-$cc.log" >&2; fail "make for $cc failed"; }
 done
 for cc in "${PAIRS[@]}"; do
   [[ -x "$(rundb_of "$cc")" ]] || fail "$(rundb_of "$cc") missing after building both pairs"
 done
 cmp -s "$(rundb_of no_wait)" "$(rundb_of silo)" && fail "the two pairs built the same binary"
-say "built: $(for cc in "${PAIRS[@]}"; do printf '%s ' "build/mmdb-$cc/rundb"; done)"
+say "built: $(for cc in "${PAIRS[@]}"; do printf '%s ' "build/$cc/rundb"; done)"
 
 expect_error nonzero "ENGINE=nope" make --no-print-directory ENGINE=nope
 expect_error nonzero "CC_ALG=nope" make --no-print-directory ENGINE=mmdb CC_ALG=nope

@@ -2,7 +2,7 @@
 # recovery from a missing image or from another layout's image is refused with a clear message.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-bin="$(rundb_of no_wait)"
+bin="$(rundb_of mmdb-no_wait)"
 img="$TMP/flags.img"
 bad() {  # bad FLAG ARGS...: rundb ARGS must exit 2 naming FLAG
   local flag="$1"

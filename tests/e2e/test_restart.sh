@@ -15,32 +15,32 @@ for cc in "${PAIRS[@]}"; do
     pid=$!
     BG_PIDS+=("$pid")
     sleep "$delay"
-    kill -0 "$pid" 2>/dev/null || { cat "$dir/run.err" >&2; fail "mmdb-$cc exited before the kill at ${delay}s"; }
+    kill -0 "$pid" 2>/dev/null || { cat "$dir/run.err" >&2; fail "$cc exited before the kill at ${delay}s"; }
     kill -9 "$pid"
     rc=0
     { wait "$pid"; } 2>/dev/null || rc=$?  # (quiet: no "Killed" job notice)
-    [[ $rc -eq 137 ]] || fail "mmdb-$cc: expected death by SIGKILL (137), got $rc"
-    [[ -s "$dir/ack.0" ]] || fail "mmdb-$cc: no acknowledgements written before the kill at ${delay}s"
+    [[ $rc -eq 137 ]] || fail "$cc: expected death by SIGKILL (137), got $rc"
+    [[ -s "$dir/ack.0" ]] || fail "$cc: no acknowledgements written before the kill at ${delay}s"
 
     for round in 1 2; do
       rc=0
       "$bin" --recover --nvm-path "$img" --rows 20000 --verify-ack "$dir/ack" \
           >"$dir/rec$round.json" 2>"$dir/rec$round.err" || rc=$?
-      [[ $rc -eq 0 ]] || { cat "$dir/rec$round.err" >&2; fail "mmdb-$cc recovery $round after kill at ${delay}s exited $rc"; }
+      [[ $rc -eq 0 ]] || { cat "$dir/rec$round.err" >&2; fail "$cc recovery $round after kill at ${delay}s exited $rc"; }
       f="$dir/rec$round.json"
-      check "$f" "d['verification']['violations'] == 0" "mmdb-$cc recovery $round: acknowledged commits lost or partial (${delay}s)"
-      check "$f" "d['verification']['acked_txns'] > 0" "mmdb-$cc recovery $round: nothing acknowledged (${delay}s)"
-      check "$f" "d['verification']['acked_writes_checked'] > 0" "mmdb-$cc recovery $round: no write checked"
-      check "$f" "d['recovery']['rows'] == 20000" "mmdb-$cc recovery $round: row count"
-      check "$f" "d['config']['cc'] == '$cc'" "mmdb-$cc recovery $round: config names the pair"
+      check "$f" "d['verification']['violations'] == 0" "$cc recovery $round: acknowledged commits lost or partial (${delay}s)"
+      check "$f" "d['verification']['acked_txns'] > 0" "$cc recovery $round: nothing acknowledged (${delay}s)"
+      check "$f" "d['verification']['acked_writes_checked'] > 0" "$cc recovery $round: no write checked"
+      check "$f" "d['recovery']['rows'] == 20000" "$cc recovery $round: row count"
+      check "$f" "d['config']['engine'] + '-' + d['config']['cc'] == '$cc'" "$cc recovery $round: config names the pair"
     done
     # Recovering the recovered image again reads the same checkpoint and log: same result.
     for key in "d['verification']" "d['recovery']['rows']" "d['recovery']['replayed']"; do
       a="$(json "$dir/rec1.json" "$key")"
       b="$(json "$dir/rec2.json" "$key")"
-      [[ "$a" == "$b" ]] || fail "mmdb-$cc: second recovery differs in $key: $a vs $b"
+      [[ "$a" == "$b" ]] || fail "$cc: second recovery differs in $key: $a vs $b"
     done
-    say "mmdb-$cc killed at ${delay}s: $(json "$dir/rec1.json" "d['verification']['acked_txns']") acked txns," \
+    say "$cc killed at ${delay}s: $(json "$dir/rec1.json" "d['verification']['acked_txns']") acked txns," \
         "$(json "$dir/rec1.json" "d['recovery']['replayed']") log entries replayed, 0 violations (twice)"
     rm -rf "$dir"
   done

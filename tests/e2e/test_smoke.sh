@@ -6,30 +6,31 @@ for cc in "${PAIRS[@]}"; do
   out="$TMP/$cc.json"
   "$bin" --rows 20000 --warmup 0.2 --duration 0.5 --nvm-path "$TMP/$cc.img" \
       --out "$TMP/$cc.out.json" >"$out" 2>"$TMP/$cc.err" ||
-    { cat "$TMP/$cc.err" >&2; fail "mmdb-$cc tiny run exited non-zero"; }
+    { cat "$TMP/$cc.err" >&2; fail "$cc tiny run exited non-zero"; }
   python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$out" ||
-    fail "mmdb-$cc stdout is not one JSON object: $(head -c 300 "$out")"
-  check "$out" "d['config']['engine'] == 'mmdb' and d['config']['cc'] == '$cc'" "mmdb-$cc config names its pair"
-  check "$out" "d['config']['rows'] == 20000 and d['config']['profile'] == 'optane-100'" "mmdb-$cc config echoes the flags"
-  check "$out" "'p_ratio' in d['config'] and 'threads' in d['config']" "mmdb-$cc config has P and threads"
-  check "$out" "isinstance(d['host']['nvm']['real'], bool)" "mmdb-$cc host.nvm.real present"
-  check "$out" "d['host']['nvm']['real'] is False" "mmdb-$cc on /dev/shm is emulated NVM"
+    fail "$cc stdout is not one JSON object: $(head -c 300 "$out")"
+  check "$out" "d['config']['engine'] == '${cc%%-*}' and d['config']['cc'] == '${cc#*-}'" "$cc config names its pair"
+  check "$out" "d['config']['rows'] == 20000 and d['config']['profile'] == 'optane-100'" "$cc config echoes the flags"
+  check "$out" "'p_ratio' in d['config'] and 'threads' in d['config']" "$cc config has P and threads"
+  check "$out" "isinstance(d['host']['nvm']['real'], bool)" "$cc host.nvm.real present"
+  check "$out" "d['host']['nvm']['real'] is False" "$cc on /dev/shm is emulated NVM"
   r="d['results']"
-  check "$out" "$r['committed'] > 0" "mmdb-$cc committed > 0"
-  check "$out" "$r['throughput_tps'] > 0" "mmdb-$cc throughput_tps > 0"
+  check "$out" "$r['committed'] > 0" "$cc committed > 0"
+  check "$out" "$r['throughput_tps'] > 0" "$cc throughput_tps > 0"
   check "$out" "abs($r['throughput_tps'] - $r['committed'] / $r['measured_s']) < 1e-6 * $r['throughput_tps'] + 1e-9" \
-    "mmdb-$cc throughput_tps = committed / measured seconds"
-  check "$out" "0 <= $r['abort_rate'] < 1" "mmdb-$cc abort_rate in [0, 1)"
-  check "$out" "all(k in $r['latency_us'] for k in ('avg', 'p50', 'p99', 'p999'))" "mmdb-$cc latency_us fields"
-  check "$out" "$r['latency_us']['p50'] <= $r['latency_us']['p99'] <= $r['latency_us']['p999']" "mmdb-$cc latency percentiles ordered"
-  check "$out" "all(k in $r['per_txn'] for k in ('clwb', 'sfence', 'nvm_read_bytes', 'nvm_write_bytes'))" "mmdb-$cc per_txn fields"
+    "$cc throughput_tps = committed / measured seconds"
+  check "$out" "0 <= $r['abort_rate'] < 1" "$cc abort_rate in [0, 1)"
+  check "$out" "all(k in $r['latency_us'] for k in ('avg', 'p50', 'p99', 'p999'))" "$cc latency_us fields"
+  check "$out" "$r['latency_us']['p50'] <= $r['latency_us']['p99'] <= $r['latency_us']['p999']" "$cc latency percentiles ordered"
+  check "$out" "all(k in $r['per_txn'] for k in ('clwb', 'sfence', 'nvm_read_bytes', 'nvm_write_bytes'))" "$cc per_txn fields"
   # Half the requests write: nearly every transaction writes, and each one fences once.
-  check "$out" "0.9 <= $r['per_txn']['sfence'] <= 1.0 + 1e-9" "mmdb-$cc ~1 sfence per transaction"
-  check "$out" "$r['per_txn']['clwb'] > 0" "mmdb-$cc flushes"
-  check "$out" "0 <= $r['cache_hit_rate'] <= 1" "mmdb-$cc cache_hit_rate in [0, 1]"
-  check "$out" "$r['memory_bytes']['dram'] > 0 and $r['memory_bytes']['nvm'] > 0" "mmdb-$cc memory_bytes"
-  cmp -s "$out" "$TMP/$cc.out.json" || fail "mmdb-$cc --out differs from stdout"
-  grep -q "txn/s committed" "$TMP/$cc.err" || fail "mmdb-$cc printed no human summary on stderr"
+  # Zen also fences when it maps a new 2 MB page (a handful per run), hence the 1% slack.
+  check "$out" "0.9 <= $r['per_txn']['sfence'] <= 1.01" "$cc ~1 sfence per transaction"
+  check "$out" "$r['per_txn']['clwb'] > 0" "$cc flushes"
+  check "$out" "0 <= $r['cache_hit_rate'] <= 1" "$cc cache_hit_rate in [0, 1]"
+  check "$out" "$r['memory_bytes']['dram'] > 0 and $r['memory_bytes']['nvm'] > 0" "$cc memory_bytes"
+  cmp -s "$out" "$TMP/$cc.out.json" || fail "$cc --out differs from stdout"
+  grep -q "txn/s committed" "$TMP/$cc.err" || fail "$cc printed no human summary on stderr"
   rm -f "$TMP/$cc.img"
-  say "mmdb-$cc: $(json "$out" "int(d['results']['committed'])") committed, $(json "$out" "round(d['results']['throughput_tps'])") txn/s"
+  say "$cc: $(json "$out" "int(d['results']['committed'])") committed, $(json "$out" "round(d['results']['throughput_tps'])") txn/s"
 done

@@ -17,12 +17,14 @@ trap 'rm -f "$IMG"' EXIT
 # The log is sized so no checkpoint falls in the measured window (the papers' MMDB setting);
 # the DRAM budget holds the whole database ("ideal MMDB").
 COMMON=(--profile dram --rows "$ROWS" --threads 2 --requests 16 --warmup 1 --duration "$DUR"
-        --dram-size 2G --log-size 4G --nvm-path "$IMG")
+        --dram-size 2G --log-size 2G --nvm-path "$IMG")
 run() {  # binary, extra flags... -> prints tps and the JSON fields we report
   "$@" 2>/dev/null | python3 -c '
 import json, sys
 j = json.load(sys.stdin); r = j["results"]; m = r["memory_bytes"]
-print(f"{r[\"throughput_tps\"]:.0f} {r[\"abort_rate\"]:.4f} {m[\"dram\"]} {m[\"dram_breakdown\"].get(\"index.usertable\", 0)} {j[\"config\"][\"database_bytes\"]} {r[\"engine\"][\"checkpoints\"]}")'
+idx = m["dram_breakdown"].get("index.usertable", 0)
+print("%.0f %.4f %d %d %d %d" % (r["throughput_tps"], r["abort_rate"], m["dram"], idx,
+      j["config"]["database_bytes"], r["engine"]["checkpoints"]))'
 }
 printf "%-8s %-5s %-5s %s\n" cc read theta "committed txn/s per repetition (abort rate)"
 for cc in no_wait silo; do

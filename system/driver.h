@@ -5,6 +5,8 @@
 #include <x86intrin.h>
 
 #include <atomic>
+#include <mutex>
+#include <string>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -119,8 +121,10 @@ nlohmann::json run_pair(const RunContext& ctx) {
   CC::start(o.threads);
   eng.start();
   std::vector<std::thread> workers;
+  std::mutex error_mu;
+  std::string error;
   for (int t = 0; t < o.threads; t++)
-    workers.emplace_back([&, t] {
+    workers.emplace_back([&, t] { try {
       pin_thread(t);
       dev::set_thread_node(t % o.numa_nodes);
       ThreadStats& st = stats[size_t(t)];
@@ -179,11 +183,25 @@ nlohmann::json run_pair(const RunContext& ctx) {
       st.engine_accesses = hits1.second - hits0.second;
       end_at[size_t(t)] = clk::now();
       finished.fetch_add(1);
-    });
+    } catch (const std::exception& e) {
+      // A worker that fails (NVM full mid-run, ...) stops the run with a clear error instead
+      // of terminating the process; what is durable in the image stays recoverable.
+      std::lock_guard g(error_mu);
+      if (error.empty()) error = "worker " + std::to_string(t) + ": " + e.what();
+      phase.store(kDone, std::memory_order_release);
+      end_at[size_t(t)] = clk::now();
+      finished.fetch_add(1);
+    } });
 
-  auto sleep_s = [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); };
-  sleep_s(o.warmup_s);
-  phase.store(kMeasure, std::memory_order_release);
+  // Sleeps that end early when a failing worker has already stopped the run.
+  auto run_for = [&](double s) {
+    auto until = clk::now() + std::chrono::duration<double>(s);
+    while (clk::now() < until && phase.load() != kDone)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  };
+  run_for(o.warmup_s);
+  int expect = kWarmup;  // never overwrite a worker's kDone
+  phase.compare_exchange_strong(expect, kMeasure, std::memory_order_acq_rel);
   auto m0 = clk::now();
   nlohmann::json timeline = nlohmann::json::array();
   auto committed_now = [&] {
@@ -192,22 +210,27 @@ nlohmann::json run_pair(const RunContext& ctx) {
     return c;
   };
   if (o.txns) {
-    while (finished.load() < o.threads) {
+    while (finished.load() < o.threads && phase.load() != kDone) {
       std::this_thread::sleep_for(std::chrono::milliseconds(o.timeline_ms ? o.timeline_ms : 5));
       if (o.timeline_ms) timeline.push_back(committed_now());
     }
   } else if (o.timeline_ms) {
     auto until = m0 + std::chrono::duration<double>(o.duration_s);
-    while (clk::now() < until) {
+    while (clk::now() < until && phase.load() != kDone) {
       std::this_thread::sleep_for(std::chrono::milliseconds(o.timeline_ms));
       timeline.push_back(committed_now());
     }
   } else {
-    sleep_s(o.duration_s);
+    run_for(o.duration_s);
   }
   auto m1 = clk::now();
   phase.store(kDone, std::memory_order_release);
   for (auto& w : workers) w.join();
+  if (!error.empty()) {
+    eng.stop();
+    CC::stop();
+    throw std::runtime_error(error);
+  }
   if (o.txns) {
     m1 = m0;
     for (auto& e : end_at) m1 = std::max(m1, e);

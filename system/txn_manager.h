@@ -52,7 +52,14 @@ class TxnManager {
       abort();
       return false;
     }
-    eng_.persist(th_, acc_.data(), acc_.size());
+    try {
+      eng_.persist(th_, acc_.data(), acc_.size());
+    } catch (...) {
+      // NVM full mid-persist: release the CC's locks so no other worker spins on them forever;
+      // nothing is durable (no LP / log fence yet), so the image stays recoverable.
+      abort();
+      throw;
+    }
     for (Access& a : acc_)
       if (a.type == AccessType::Write) eng_.install(th_, a);
     eng_.committed(th_);

@@ -299,6 +299,42 @@ TYPED_TEST(MmdbTest, RecoveryWithoutAnyCheckpointFails) {
   }
 }
 
+// NVM exhausted mid-run (the redo log fills with no checkpointer to truncate it): commit
+// fails with a clear error, the failed transaction's locks are released so other workers do
+// not spin on them, and the image still recovers every transaction that did commit.
+TYPED_TEST(MmdbTest, NvmFullAtCommitReleasesLocksAndStaysRecoverable) {
+  using Db = typename TestFixture::Db;
+  TempPath p("logfull");
+  DbOptions o;
+  o.rows = 100;
+  o.log_bytes = 64 << 10;
+  int64_t commits = 0;
+  {
+    Db db(p.str(), o);
+    db.load(100);  // no start(): nothing truncates the log
+    typename TestFixture::Mgr m0(*db.eng, 0), m1(*db.eng, 1);
+    std::string error;
+    for (int i = 0; i < 100000 && error.empty(); i++) {
+      try {
+        if (update(m0, 5, 1, "t0")) commits++;
+      } catch (const std::runtime_error& e) {
+        error = e.what();
+      }
+    }
+    ASSERT_NE(error.find("log full"), std::string::npos) << "the log never filled: " << error;
+    EXPECT_GT(commits, 0);
+    EXPECT_TRUE(update(m1, 5, 1, "t1")) << "the failed transaction still holds its lock";
+    commits++;
+  }
+  Db db(p.str(), o, true);
+  db.eng->recover(1);
+  char img[kTuple];
+  uint64_t v = 0;
+  ASSERT_TRUE(db.eng->read_current(0, 5, img, v));
+  EXPECT_EQ(balance_of(img), 100 + commits);
+  EXPECT_EQ(db.total(), 100 * 100 + commits);
+}
+
 // Transfers from three threads on a few hot accounts, with a small redo log so that the
 // background checkpointer runs fuzzy checkpoints and the logs wrap while they commit; the total
 // is conserved, and a fresh engine recovers exactly the final state.

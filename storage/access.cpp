@@ -11,6 +11,7 @@ const char* cause_name(AbortCause c) {
     case AbortCause::Deadlock: return "deadlock";
     case AbortCause::Wound: return "wound";
     case AbortCause::User: return "user";
+    case AbortCause::NvmSpace: return "nvm_space";
     default: return "?";
   }
 }

@@ -9,7 +9,9 @@ enum class AccessType : uint8_t { Read, Write, Insert, Delete };
 
 // Why a transaction aborted; reported per cause in the output.
 enum class AbortCause : uint8_t {
-  None, ReadConflict, WriteConflict, Validation, Deadlock, Wound, User, kCount
+  None, ReadConflict, WriteConflict, Validation, Deadlock, Wound, User,
+  NvmSpace,  // the engine had no NVM space for the writes yet (reclamation held back)
+  kCount
 };
 const char* cause_name(AbortCause c);
 

@@ -48,6 +48,14 @@ class TxnManager {
   }
 
   bool commit() {
+    // An engine that may be short of NVM space says so before the CC validates, so the
+    // transaction aborts cleanly (holding nothing) rather than failing inside persist().
+    if constexpr (requires { eng_.reserve(th_, acc_.data(), acc_.size()); })
+      if (!eng_.reserve(th_, acc_.data(), acc_.size())) {
+        txn_.cause = AbortCause::NvmSpace;
+        abort();
+        return false;
+      }
     if (!cc_.validate(txn_, acc_.data(), acc_.size())) {
       abort();
       return false;

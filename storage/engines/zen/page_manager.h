@@ -55,6 +55,10 @@ class PageManager {
   }
 
   uint64_t pages() const { return npages_; }
+  uint64_t pages_left() {
+    std::lock_guard g(mu_);
+    return npages_ - next_;
+  }
   uint64_t used() const { return used_.load(); }
   char* page(uint64_t i) const { return heap_ + i * kPageBytes; }
   const Owner& owner(uint64_t i) const { return owners_[i]; }

@@ -48,6 +48,7 @@ namespace nvt::zen {
 
 constexpr uint64_t kLoadCts = 1;               // Tx-CTS of loaded tuples (each is its own LP)
 constexpr uint64_t kMinEntriesPerRegion = 64;  // C_min per thread: a transaction's working set
+constexpr double kSpaceWaitS = 5;                // reserve(): how long space may stay short
 constexpr size_t kGcPerTxn = 64;               // garbage entries examined per transaction
 constexpr size_t kGarbageThreshold = 1 << 16;  // a longer queue means a long-running transaction
 constexpr uint64_t kIdleFenceAfter = 64;       // read-only commits before an unfenced LP is fenced
@@ -74,6 +75,7 @@ class Zen {
     std::vector<uint32_t> need;     // persist(): slots per HTable
     uint64_t min_cts = 0, ro_since_fence = 0;
     uint64_t copies = 0, foreign_in_place = 0, reclaimed = 0, idle_fences = 0;
+    std::chrono::steady_clock::time_point short_since{};  // reserve() first found no room
   };
 
   // Pages: every table 1.25x its capacity (room for old versions until reclaimed) plus two pages
@@ -206,14 +208,31 @@ class Zen {
     }
   }
 
+  // Room in the thread's heap region for a transaction's writes, checked before the CC
+  // validates. Space runs short only while another thread holds the reclamation minimum back
+  // (e.g. descheduled): the transaction then aborts, stops holding the minimum itself, and is
+  // retried. Short for kSpaceWaitS on end means the heap is really full.
+  bool reserve(Thread& th, const Access* acc, size_t n) {
+    if (!count_need(th, acc, n) || has_room(th)) return true;
+    reclaim(th, ~size_t(0));
+    auto now = std::chrono::steady_clock::now();
+    if (has_room(th)) {
+      th.short_since = {};
+      return true;
+    }
+    if (th.short_since == std::chrono::steady_clock::time_point{}) th.short_since = now;
+    else if (now - th.short_since > std::chrono::duration<double>(kSpaceWaitS))
+      throw std::runtime_error("zen: NVM heap full (raise --nvm-size)");
+    return false;
+  }
+
   // Algorithm 1. Returns the Tx-CTS (0 for a read-only transaction, which persists nothing).
   uint64_t persist(Thread& th, Access* acc, size_t n) {
     th.written.clear();
-    std::fill(th.need.begin(), th.need.end(), 0);
+    count_need(th, acc, n);
     size_t lp = n;
     for (size_t i = 0; i < n; i++) {
       if (acc[i].type == AccessType::Read) continue;
-      th.need[acc[i].table]++;
       if (lp == n || tables_[acc[i].table]->rank < tables_[acc[lp].table]->rank) lp = i;
     }
     Shared& sh = shared_[th.tid];
@@ -639,6 +658,26 @@ class Zen {
       if (fits) return r;
     }
     return *regions_[th.regions.back()];
+  }
+
+  // Slots per HTable the transaction's writes need (th.need); their total.
+  static size_t count_need(Thread& th, const Access* acc, size_t n) {
+    std::fill(th.need.begin(), th.need.end(), 0);
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+      if (acc[i].type != AccessType::Read) th.need[acc[i].table]++, total++;
+    return total;
+  }
+
+  bool has_room(Thread& th) {
+    HeapRegion& r = pick_region(th);
+    uint64_t pages = 0;
+    for (uint32_t t = 0; t < th.need.size(); t++)
+      if (r.free_slots(t) < th.need[t]) {
+        uint64_t per = kPageBytes / slot_bytes(tables_[t]->len);
+        pages += (th.need[t] - r.free_slots(t) + per - 1) / per;
+      }
+    return pages == 0 || pages_->pages_left() >= pages;
   }
 
   char* take(Thread& th, HeapRegion& r, uint32_t table) {

@@ -253,10 +253,8 @@ class Zen {
       Access& a = acc[i];
       if (a.type == AccessType::Read) continue;
       char* slot = take(th, r, a.table);  // never the slot of the tuple's previous version
-      NvmTuple* t = NvmTuple::at(slot);
-      t->id_word = NvmTuple::make_id(a.table, a.key);
-      memcpy(t->data(), a.local, a.len);
-      t->set_cts(cts, reorder && i == lp);  // injected bug: LP before the tuples are durable
+      write_header(slot, cts, reorder && i == lp, a.table, a.key);  // reorder: injected bug
+      memcpy(NvmTuple::at(slot)->data(), a.local, a.len);
       a.version = cts;
       th.written.push_back({&a, slot});
       if (i == lp) { lp_slot = slot; continue; }
@@ -543,6 +541,20 @@ class Zen {
     e->cts = n->cts();
     new (&e->meta) Meta();
     e->state.store(1 | kClock, std::memory_order_release);  // pinned by us, not yet indexed
+  }
+
+  // A reused slot still holds a superseded but committed version of some tuple. Its Tx-CTS is
+  // replaced first, by this transaction's (uncommitted until its LP is durable), and only then
+  // its tuple ID: a crash between the two stores (kill -9, or the header line written back
+  // early) then leaves an uncommitted tuple that recovery discards, never the old Tx-CTS under
+  // the new tuple ID, which recovery would take for a committed version of the new key.
+  static void write_header(char* slot, uint64_t cts, bool lp, uint32_t table, uint64_t key) {
+    NvmTuple* t = NvmTuple::at(slot);
+    uint64_t id = NvmTuple::make_id(table, key);
+    t->set_cts(cts, lp);
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // the compiler keeps the order; x86 too
+    dev::crash_point("zen.slot_header");
+    std::atomic_ref<uint64_t>(t->id_word).store(id, std::memory_order_relaxed);
   }
 
   // A free entry of this thread's region for `table` (an exclusive transaction may take from

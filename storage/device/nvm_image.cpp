@@ -137,9 +137,12 @@ NvmImage::NvmImage(const DeviceOptions& o)
     creating_ = path_ + ".new";
     unlink(creating_.c_str());
     void* p = pmem_map_file(creating_.c_str(), o.size, PMEM_FILE_CREATE, 0600, &mapped, &pm);
-    if (!p)
+    if (!p) {
+      std::string why = pmem_errormsg();
+      unlink(creating_.c_str());  // the destructor does not run for a throwing constructor
       throw DeviceError("cannot create NVM image " + path_ + " of " + format_size(o.size) +
-                        ": " + pmem_errormsg());
+                        ": " + why);
+    }
     base_ = static_cast<char*>(p);
     size_ = mapped;
     ImageHeader* h = header(base_);

@@ -154,6 +154,7 @@ struct SiBase {
     if (!t.started) return;
     if (!t.mine.empty()) {
       self().set_final(t, st);
+      dev::crash_point("nvmvcc.commit_status");
       // Inline the final status (4.4): no flush needed before the slot in the status array is
       // reused, which is after this thread's next fences.
       for (Version* v : t.mine) {

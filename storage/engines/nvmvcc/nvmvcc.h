@@ -208,7 +208,7 @@ class NvMvcc {
           Version* v = heap_->at(r);
           uint64_t s = v->inl.load() ? uint64_t(v->inl.load()) : CC::recovered_status(v->txid.load());
           if (s == kCommitted) { keep = r; break; }
-          rep.replayed++;  // an uncommitted version dropped
+          dropped_++;  // an uncommitted version: no log, nothing is replayed
           r = v->prev;
         }
         if (!keep) throw std::runtime_error("nvmvcc: record " + std::to_string(i) + " of " +
@@ -230,6 +230,7 @@ class NvMvcc {
       rep.rows += n;
     }
     dev::fence();
+    rep.replayed = 0;
     lap("scan_chains_and_index");
     heap_->rebuild(used, threads_);
     lap("rebuild_free_slots");
@@ -304,6 +305,7 @@ class NvMvcc {
                         {"versions_pruned", pruned},
                         {"chain_steps", steps},
                         {"nvm_row_accesses", acc},
+                        {"recovery_dropped_versions", dropped_},
                         {"version_slots", {{"total", heap_->slots()},
                                            {"high_water", heap_->high_water()},
                                            {"free", heap_->free_slots()},
@@ -326,6 +328,7 @@ class NvMvcc {
   std::vector<std::unique_ptr<Table>> tables_;
   std::unique_ptr<VersionHeap> heap_;
   std::vector<Thread> threads_ctx_;
+  uint64_t dropped_ = 0;  // by the last recovery
 };
 
 }  // namespace nvt::nvmvcc

@@ -5,8 +5,15 @@ CC_ALG ?= no_wait
 DEVICE_MODEL ?= 1
 # Zen's naive NVM space management (papers/zen-vldb21.txt Figure 14), built apart.
 ZEN_NAIVE_ALLOC ?= 0
-ENGINES := mmdb zen
-CC_ALGS := no_wait silo wait_die dl_detect occ tictoc hstore
+ENGINES := mmdb zen nvmvcc
+CC_ALGS := no_wait silo wait_die dl_detect occ tictoc hstore mcsi pgsi
+# The CC methods each engine supports (its supports<CC>; an unlisted pair fails to compile).
+# `make pairs` prints every valid ENGINE-CC_ALG pair (tests/e2e/test_build.sh builds them).
+NVMVCC_CCS := mcsi pgsi
+ENGINE_CCS_mmdb = $(filter-out $(NVMVCC_CCS),$(CC_ALGS))
+ENGINE_CCS_zen = $(filter-out $(NVMVCC_CCS),$(CC_ALGS))
+ENGINE_CCS_nvmvcc = $(NVMVCC_CCS)
+PAIRS := $(foreach e,$(ENGINES),$(addprefix $(e)-,$(ENGINE_CCS_$(e))))
 
 ifeq ($(filter $(ENGINE),$(ENGINES)),)
 $(error unknown ENGINE=$(ENGINE); choose one of: $(ENGINES))
@@ -44,7 +51,7 @@ CORE_SRC := $(wildcard storage/*.cpp storage/device/*.cpp storage/engines/*/*.cp
             system/options.cpp system/host.cpp system/stats.cpp system/ack.cpp system/driver.cpp
 CORE_OBJ := $(patsubst %.cpp,$(BUILD)/%.o,$(CORE_SRC))
 
-.PHONY: all rundb test unit e2e pytest crash bench clean asan tsan
+.PHONY: all rundb pairs test unit e2e pytest crash bench clean asan tsan
 all rundb: $(BUILD)/rundb
 
 $(BUILD)/rundb: $(CORE_OBJ) $(BUILD)/system/rundb.o
@@ -96,5 +103,8 @@ bench:
 
 clean:
 	rm -rf build
+
+pairs:
+	@echo $(PAIRS)
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -2,12 +2,13 @@
 //   make ENGINE=mmdb CC_ALG=silo   ->  build/mmdb-silo/rundb
 #pragma once
 
-// Engine: mmdb, zen (more engines land as storage/engines/<name>/).
+// Engine: mmdb, zen, nvmvcc (more engines land as storage/engines/<name>/).
 #ifndef ENGINE
 #define ENGINE mmdb
 #endif
 
-// Concurrency control: no_wait, silo, wait_die, dl_detect, occ, tictoc, hstore.
+// Concurrency control: no_wait, silo, wait_die, dl_detect, occ, tictoc, hstore (mmdb and zen);
+// mcsi, pgsi (snapshot isolation, nvmvcc only).
 #ifndef CC_ALG
 #define CC_ALG no_wait
 #endif

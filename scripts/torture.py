@@ -27,6 +27,7 @@ CRASH_EXIT = 86
 POINTS = {
     "mmdb": ["mmdb.before_log_fence", "mmdb.after_log_fence", "mmdb.checkpoint_before_header"],
     "zen": ["zen.slot_header", "zen.before_fence", "zen.after_fence", "zen.after_lp_flush"],
+    "nvmvcc": ["nvmvcc.version_header", "nvmvcc.head_cas", "nvmvcc.payloads", "nvmvcc.commit_status"],
 }
 
 

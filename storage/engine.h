@@ -47,6 +47,11 @@ struct EngineEnv {
   EngineOptions opt;
 };
 
+// CC methods written against one engine's own layout (MCSI and PGSI walk nvmvcc's version
+// chains) declare `static constexpr bool kNvMvcc = true`; every other engine refuses them.
+template <class C>
+inline constexpr bool needs_nvmvcc = requires { C::kNvMvcc; };
+
 // Time per recovery step, in order, for the output's `recovery` object.
 struct RecoveryReport {
   std::vector<std::pair<std::string, double>> steps;

@@ -9,8 +9,11 @@
 #include "concurrency_control/occ.h"
 #include "concurrency_control/tictoc.h"
 #include "concurrency_control/hstore.h"
+#include "concurrency_control/mcsi.h"
+#include "concurrency_control/pgsi.h"
 #include "storage/engines/mmdb/mmdb.h"
 #include "storage/engines/zen/zen.h"
+#include "storage/engines/nvmvcc/nvmvcc.h"
 
 #define NVT_STR2(x) #x
 #define NVT_STR(x) NVT_STR2(x)
@@ -27,9 +30,12 @@ using cc_dl_detect = cc::DlDetect;
 using cc_occ = cc::Occ;
 using cc_tictoc = cc::TicToc;
 using cc_hstore = cc::HStore;
+using cc_mcsi = cc::Mcsi;  // nvmvcc only
+using cc_pgsi = cc::Pgsi;  // nvmvcc only
 // One template per ENGINE=...
 template <class CC> using engine_mmdb = mmdb::Mmdb<CC>;
 template <class CC> using engine_zen = zen::Zen<CC>;
+template <class CC> using engine_nvmvcc = nvmvcc::NvMvcc<CC>;
 
 using CC = NVT_CAT(cc_, CC_ALG);
 using Engine = NVT_CAT(engine_, ENGINE)<CC>;

@@ -4,7 +4,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
-PAIRS=(mmdb-no_wait mmdb-silo zen-no_wait zen-silo)  # ENGINE-CC_ALG
+PAIRS=(mmdb-no_wait mmdb-silo zen-no_wait zen-silo nvmvcc-mcsi nvmvcc-pgsi)  # ENGINE-CC_ALG
 
 TMP="$(mktemp -d /dev/shm/nvt-e2e.XXXXXX)"
 BG_PIDS=()

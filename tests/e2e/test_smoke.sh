@@ -25,7 +25,13 @@ for cc in "${PAIRS[@]}"; do
   check "$out" "all(k in $r['per_txn'] for k in ('clwb', 'sfence', 'nvm_read_bytes', 'nvm_write_bytes'))" "$cc per_txn fields"
   # Half the requests write: nearly every transaction writes, and each one fences once.
   # Zen also fences when it maps a new 2 MB page (a handful per run), hence the 1% slack.
-  check "$out" "0.9 <= $r['per_txn']['sfence'] <= 1.01" "$cc ~1 sfence per transaction"
+  if [[ "${cc%%-*}" == nvmvcc ]]; then
+    # Single layer, no log: each new version's header and head pointer, the payloads and the
+    # status word are each persisted (papers/mcsi.txt 4.4-4.5).
+    check "$out" "$r['per_txn']['sfence'] >= 1" "$cc fences at least once per transaction"
+  else
+    check "$out" "0.9 <= $r['per_txn']['sfence'] <= 1.01" "$cc ~1 sfence per transaction"
+  fi
   check "$out" "$r['per_txn']['clwb'] > 0" "$cc flushes"
   check "$out" "0 <= $r['cache_hit_rate'] <= 1" "$cc cache_hit_rate in [0, 1]"
   check "$out" "$r['memory_bytes']['dram'] > 0 and $r['memory_bytes']['nvm'] > 0" "$cc memory_bytes"

@@ -1,4 +1,4 @@
-// A small MMDB database for the engine and CC tests: one NVM image, one DRAM budget, one
+// A small database (MMDB unless another engine is named) for the engine and CC tests: one NVM image, one DRAM budget, one
 // engine over hand-built tables, built fresh or over a reopened image (recovery).
 #pragma once
 #include <cstring>
@@ -63,10 +63,10 @@ struct DbOptions {
   std::string profile = "dram";
 };
 
-template <class CC>
+template <class CC, template <class> class EngineT = mmdb::Mmdb>
 class TestDb {
  public:
-  using Engine = mmdb::Mmdb<CC>;
+  using Engine = EngineT<CC>;
   using Mgr = TxnManager<Engine, CC>;
 
   TestDb(const std::string& path, const DbOptions& o, bool reopen = false) : tables_(account_tables(o.rows)) {

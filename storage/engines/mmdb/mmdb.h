@@ -4,7 +4,7 @@
 // committed transaction, one fence) and fuzzy checkpoints in NVM. Recovery in a fresh process
 // loads the newest complete checkpoint, rebuilds the indexes and redoes the logs. "Ideal MMDB"
 // is this engine with a DRAM budget that holds the whole database.
-// Supports every CC method: the CC's Meta sits in each row's header, next to the tuple.
+// Supports every single-version CC method (not MCSI/PGSI, which need nvmvcc): the CC's Meta sits in each row's header, next to the tuple.
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -30,7 +30,7 @@ class Mmdb {
  public:
   static constexpr const char* name = "mmdb";
   template <class C>
-  static constexpr bool supports = true;
+  static constexpr bool supports = !needs_nvmvcc<C>;
 
   struct Row {
     typename CC::Meta meta;

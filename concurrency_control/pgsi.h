@@ -1,0 +1,168 @@
+// PGSI: the PostgreSQL / N2DB style snapshot isolation that papers/mcsi.txt compares MCSI with
+// (section 2.3, Table 2), on the same single-layer NVM multi-version engine:
+//   - one global clock hands out xids;
+//   - a global active-transaction list; a snapshot is (xmax = the clock, the active xids),
+//     taken under the one lock that also guards xid assignment, so snapshot generation blocks
+//     transaction starts (and ends);
+//   - a commit log (clog) in NVM, 2 bits per xid, written by every thread (CAS on shared
+//     words, then flush and fence).
+// Visibility, first-updater-wins updates, inline statuses and pruning: si_common.h.
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "concurrency_control/si_common.h"
+
+namespace nvt::cc {
+
+struct PgsiTxn : si::TxnBase {
+  uint64_t xmax = 0;         // xids >= xmax started after the snapshot
+  uint32_t nactive = 0;      // xids running when the snapshot was taken
+  uint64_t active[64] = {};
+};
+
+struct Pgsi : si::SiBase<Pgsi, PgsiTxn> {
+  static constexpr const char* name = "pgsi";
+  using Txn = PgsiTxn;
+  static constexpr int kMaxThreads = 64;
+  static constexpr uint64_t kPerWord = 31;   // as MCSI's words: 2 bits each, top bit unused
+  static constexpr uint64_t kWords = 64 * 1024;  // a ring of ~2M xids
+  static constexpr uint64_t kHorizonEvery = 64;
+  static constexpr uint64_t kNvmStateBytes = kWords * 8;
+  static constexpr uint64_t kNone = 0;
+
+  struct alignas(64) Proc { uint64_t xid = kNone; uint64_t xmin = 0; };
+  struct State {
+    std::atomic<uint64_t>* clog = nullptr;  // NVM
+    int threads = 1;
+    alignas(64) std::atomic_flag lock = ATOMIC_FLAG_INIT;  // ProcArrayLock
+    uint64_t next_xid = 1;                                  // the global clock, under `lock`
+    uint64_t starts = 0;
+    Proc procs[kMaxThreads];                                // the active-transaction list
+    alignas(64) std::atomic<uint64_t> horizon{1};
+    std::atomic<uint64_t> lock_waits{0};
+  };
+  static inline State* st = nullptr;
+
+  static void attach(char* nvm, int threads, bool fresh) {
+    if (threads < 1 || threads > kMaxThreads)
+      throw std::invalid_argument("pgsi: at most " + std::to_string(kMaxThreads) +
+                                  " worker threads, got " + std::to_string(threads));
+    static State state_storage;
+    st = &state_storage;
+    st->clog = reinterpret_cast<std::atomic<uint64_t>*>(nvm);
+    if (fresh) clear_persistent();
+    st->threads = threads;
+    st->next_xid = 1;
+    st->starts = 0;
+    for (auto& p : st->procs) p = Proc{};
+    st->horizon = 1;
+    st->lock_waits = 0;
+  }
+  static void clear_persistent() {
+    memset(static_cast<void*>(st->clog), 0, kNvmStateBytes);
+    dev::persist(st->clog, kNvmStateBytes);
+  }
+  static void start(int threads) {
+    if (threads > kMaxThreads)
+      throw std::invalid_argument("pgsi: at most " + std::to_string(kMaxThreads) + " threads");
+  }
+  static void stop() {}
+
+  static void lock() {
+    uint32_t spins = 0;
+    bool waited = false;
+    while (st->lock.test_and_set(std::memory_order_acquire)) { waited = true; relax(spins); }
+    if (waited) st->lock_waits.fetch_add(1, std::memory_order_relaxed);
+    dev::update(&st->lock, 8);
+  }
+  static void unlock() { st->lock.clear(std::memory_order_release); }
+
+  // ---- clog ---------------------------------------------------------------------------------
+  static std::atomic<uint64_t>& word_of(uint64_t xid, int& off) {
+    off = int(xid % kPerWord) * 2;
+    return st->clog[(xid / kPerWord) % kWords];
+  }
+  // Shared words: CAS the 2 bits in. `durable`: flush and fence (the commit point).
+  static void set_clog(uint64_t xid, uint64_t s, bool fence) {
+    int off;
+    std::atomic<uint64_t>& w = word_of(xid, off);
+    uint64_t mask = 3ull << off, cur = w.load(std::memory_order_relaxed);
+    while (!w.compare_exchange_weak(cur, (cur & ~mask) | (s << off), std::memory_order_acq_rel)) {}
+    dev::update(&w, 8);
+    dev::flush(&w, 8);
+    if (fence) dev::fence();
+  }
+  static uint64_t stored_status(uint64_t xid) {
+    int off;
+    std::atomic<uint64_t>& w = word_of(xid, off);
+    dev::read(&w, 8);
+    uint64_t s = (w.load(std::memory_order_acquire) >> off) & 3;
+    return s == 0 ? si::kRunning : s;  // a cleared slot: in progress
+  }
+  static uint64_t recovered_status(uint64_t xid) {
+    if (xid == si::kFrozenTxid) return si::kCommitted;
+    int off;
+    return (word_of(xid, off).load() >> off) & 3;
+  }
+  static uint64_t current_status(uint64_t xid) {
+    return xid == si::kFrozenTxid ? si::kCommitted : stored_status(xid);
+  }
+
+  // ---- snapshots ----------------------------------------------------------------------------
+  bool in_snapshot(const Txn& t, uint64_t xid) const {
+    if (xid >= t.xmax) return false;
+    for (uint32_t i = 0; i < t.nactive; i++)
+      if (t.active[i] == xid) return false;
+    return true;
+  }
+  static bool below_horizon(uint64_t xid) {
+    return xid == si::kFrozenTxid || xid < st->horizon.load(std::memory_order_acquire);
+  }
+
+  void start_txn(Txn& t, int tid) {
+    if (tid >= st->threads) throw std::logic_error("pgsi: worker id beyond the threads attached");
+    lock();
+    t.txid = st->next_xid++;
+    t.xmax = st->next_xid;
+    t.nactive = 0;
+    uint64_t xmin = t.txid;
+    for (int i = 0; i < st->threads; i++) {
+      uint64_t x = st->procs[i].xid;
+      if (x == kNone) continue;
+      t.active[t.nactive++] = x;
+      xmin = std::min(xmin, x);
+    }
+    dev::read(st->procs, sizeof(Proc) * size_t(st->threads));
+    st->procs[tid] = Proc{t.txid, xmin};
+    if (++st->starts % kHorizonEvery == 0) {
+      uint64_t h = st->next_xid;
+      for (int i = 0; i < st->threads; i++)
+        if (st->procs[i].xid != kNone) h = std::min(h, st->procs[i].xmin);
+      st->horizon.store(h, std::memory_order_release);
+    }
+    unlock();
+    // The slot may hold a status from xid - ring size: clear it (flushed; the fence before
+    // this transaction's first version is linked orders it first).
+    set_clog(t.txid, 0, false);
+  }
+
+  void set_final(Txn& t, uint64_t s) { set_clog(t.txid, s, true); }
+  void complete(Txn& t) {
+    lock();
+    st->procs[t.tid].xid = kNone;
+    unlock();
+  }
+
+  static nlohmann::json stats() {
+    return {{"xids", st->next_xid - 1}, {"lock_waits", st->lock_waits.load()}};
+  }
+};
+
+}  // namespace nvt::cc

@@ -1,0 +1,198 @@
+// What MCSI and PGSI share on the single-layer NVM multi-version engine (storage/engines/
+// nvmvcc): snapshot reads along a version chain, first-updater-wins updates that CAS a new
+// version in at once (papers/mcsi.txt 4.5, Figures 7-9), inline final statuses, and pruning of
+// versions no snapshot can see any more. A method supplies, as `Derived`:
+//   static uint64_t stored_status(uint64_t txid)   status array / commit log lookup
+//   bool in_snapshot(const Txn&, uint64_t txid) const
+//   static bool below_horizon(uint64_t txid)        every present and future snapshot holds it
+//   void start_txn(Txn&, int tid)                   txid and snapshot
+//   void set_final(Txn&, uint64_t status)          durable commit / abort point
+//   void complete(Txn&)                             publish completion (wrote or read only)
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "concurrency_control/cc.h"
+#include "storage/device/power_fail.h"
+#include "storage/engines/nvmvcc/version.h"
+
+namespace nvt::cc::si {
+
+using nvmvcc::kAborted;
+using nvmvcc::kCommitted;
+using nvmvcc::kFrozenTxid;
+using nvmvcc::kRunning;
+using nvmvcc::RecordHead;
+using nvmvcc::SiCtx;
+using nvmvcc::Version;
+
+struct TxnBase {
+  AbortCause cause = AbortCause::None;
+  bool started = false;
+  int tid = 0;
+  uint64_t txid = 0;
+  std::vector<Version*> mine;  // versions this transaction put at the head of chains
+};
+
+template <class Derived, class Txn>
+struct SiBase {
+  // Tuples carry no CC metadata of their own: versions carry their creator's txid.
+  struct Meta {};
+  static constexpr bool kNvMvcc = true;  // runs only on storage/engines/nvmvcc
+
+  static SiCtx& ctx(Access& a) { return *static_cast<SiCtx*>(a.row.meta); }
+  static RecordHead* head(Access& a) { return static_cast<RecordHead*>(a.row.handle); }
+  Derived& self() { return static_cast<Derived&>(*this); }
+
+  // A creator's status: the inlined final one when there, else the status array / clog. The
+  // inline field is read again after the array: the owner inlines before its slot is reused,
+  // so a slot already reused is caught there.
+  static uint64_t status(Version* v) {
+    dev::read(v, sizeof *v);
+    uint64_t id = v->txid.load(std::memory_order_acquire);
+    if (id == kFrozenTxid) return kCommitted;
+    if (uint32_t s = v->inl.load(std::memory_order_acquire)) return s;
+    uint64_t s = Derived::stored_status(id);
+    if (uint32_t s2 = v->inl.load(std::memory_order_acquire)) return s2;
+    return s;
+  }
+
+  bool visible(const Txn& t, Version* v) {
+    uint64_t st = status(v);
+    uint64_t id = v->txid.load(std::memory_order_relaxed);
+    return st == kCommitted && (id == kFrozenTxid || self().in_snapshot(t, id));
+  }
+
+  void begin(Txn& t) {
+    t.cause = AbortCause::None;
+    t.started = false;
+    t.mine.clear();
+  }
+
+  void ensure(Txn& t, Access& a) {
+    if (t.started) return;
+    t.started = true;
+    t.tid = ctx(a).tid;
+    self().start_txn(t, t.tid);
+  }
+
+  // The first committed version inserted before the snapshot (Figure 7).
+  const char* read(Txn& t, Access& a) {
+    ensure(t, a);
+    SiCtx& c = ctx(a);
+    RecordHead* h = head(a);
+    dev::read(h, sizeof *h);
+    for (uint64_t r = h->latest.load(std::memory_order_acquire); r;) {
+      Version* v = c.heap->at(r);
+      if (visible(t, v)) {
+        dev::read(v->data(), a.len);
+        return v->data();
+      }
+      c.chain_steps++;
+      r = v->prev;
+    }
+    t.cause = AbortCause::User;  // no version in this snapshot (no inserts yet: corrupt)
+    return nullptr;
+  }
+
+  // First updater wins (Figure 8): no committed version after the visible one, and no
+  // running one (it is assumed to commit); aborted ones are passed over. Then the new version,
+  // its header persisted, goes in front by CAS against the head read before the check
+  // (Figure 9); a.local is its payload in NVM, persisted at commit.
+  bool write(Txn& t, Access& a) {
+    ensure(t, a);
+    SiCtx& c = ctx(a);
+    RecordHead* h = head(a);
+    dev::read(h, sizeof *h);
+    uint64_t top = h->latest.load(std::memory_order_acquire);
+    Version* vis = nullptr;
+    for (uint64_t r = top; r;) {
+      Version* v = c.heap->at(r);
+      uint64_t st = status(v);
+      uint64_t id = v->txid.load(std::memory_order_relaxed);
+      if (st == kCommitted && (id == kFrozenTxid || self().in_snapshot(t, id))) { vis = v; break; }
+      if (st != kAborted) { t.cause = AbortCause::WriteConflict; return false; }
+      c.chain_steps++;
+      r = v->prev;
+    }
+    if (!vis) { t.cause = AbortCause::User; return false; }
+    uint64_t ref = c.heap->alloc(c.tid);
+    if (!ref) { t.cause = AbortCause::NvmSpace; return false; }
+    Version* nv = c.heap->at(ref);
+    nv->txid.store(t.txid, std::memory_order_relaxed);
+    nv->prev = top;
+    nv->inl.store(0, std::memory_order_relaxed);
+    nv->flags = 0;
+    nv->seq = vis->seq + 1;
+    copy_tuple(nv->data(), vis->data(), a.len);
+    dev::write(nv, sizeof *nv);
+    dev::persist(nv, sizeof *nv);
+    dev::crash_point("nvmvcc.version_header");
+    if (!h->latest.compare_exchange_strong(top, ref, std::memory_order_acq_rel)) {
+      c.heap->free(c.tid, ref);
+      t.cause = AbortCause::WriteConflict;
+      return false;
+    }
+    dev::write(&h->latest, sizeof h->latest);
+    dev::persist(&h->latest, sizeof h->latest);
+    dev::crash_point("nvmvcc.head_cas");
+    c.versions_created++;
+    t.mine.push_back(nv);
+    a.local = nv->data();
+    prune(c, nv);
+    return true;
+  }
+  bool upgrade(Txn& t, Access& a) { return write(t, a); }
+
+  bool validate(Txn&, Access*, size_t) { return true; }  // conflicts were settled at write
+
+  void finish(Txn& t, Access*, size_t) { end(t, kCommitted); }
+  void abort(Txn& t, Access*, size_t) { end(t, kAborted); }
+
+ private:
+  void end(Txn& t, uint64_t st) {
+    if (!t.started) return;
+    if (!t.mine.empty()) {
+      self().set_final(t, st);
+      dev::crash_point("nvmvcc.commit_status");
+      // Inline the final status (4.4): no flush needed before the slot in the status array is
+      // reused, which is after this thread's next fences.
+      for (Version* v : t.mine) {
+        v->inl.store(uint32_t(st), std::memory_order_release);
+        dev::write(&v->inl, sizeof v->inl);
+        dev::flush(&v->inl, sizeof v->inl);
+      }
+    }
+    self().complete(t);
+    t.started = false;
+    t.mine.clear();
+  }
+
+  // While this transaction's running version heads the chain no other updater gets in, so
+  // pruning below it is exclusive. The first version every present and future snapshot sees
+  // ends the chain; readers stop there or above, so what lies below is unreachable.
+  void prune(SiCtx& c, Version* nv) {
+    uint64_t r = nv->prev;
+    Version* keep = nullptr;
+    while (r) {
+      Version* v = c.heap->at(r);
+      if (status(v) == kCommitted && Derived::below_horizon(v->txid.load(std::memory_order_relaxed))) {
+        keep = v;
+        break;
+      }
+      r = v->prev;
+    }
+    if (!keep || !keep->prev) return;
+    r = keep->prev;
+    keep->prev = 0;
+    dev::write(&keep->prev, sizeof keep->prev);
+    while (r) {
+      uint64_t next = c.heap->at(r)->prev;
+      c.heap->free(c.tid, r);
+      c.versions_pruned++;
+      r = next;
+    }
+  }
+};
+
+}  // namespace nvt::cc::si

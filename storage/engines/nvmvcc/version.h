@@ -1,0 +1,108 @@
+// NVMVCC's persistent layout, shared with the snapshot-isolation CC methods that run on it
+// (concurrency_control/mcsi.h, pgsi.h): papers/mcsi.txt sections 3.1-3.3.
+//   RecordHead (NVM): the latest-version pointer of one record and its key; one per loaded row,
+//                     its position the record ID.
+//   Version (NVM):    creator txid, previous-version pointer, the creator's final status
+//                     inlined once known, then the tuple payload. Newest-to-oldest chain.
+//   VersionHeap:      fixed-size version slots in one NVM region; per-thread free lists in
+//                     DRAM (rebuilt by recovery from what the chains reach).
+//   SiCtx:            what the engine exposes to the CC through RowRef::meta: the worker's
+//                     thread id and its slot allocator.
+// Pointers are slot numbers + 1 (0 = none), so the image is position independent.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "storage/device/device.h"
+
+namespace nvt::nvmvcc {
+
+// Transaction status, 2 bits (papers/mcsi.txt 4.4): initial, running, committed, aborted.
+enum Status : uint64_t { kInitial = 0, kRunning = 1, kCommitted = 2, kAborted = 3 };
+
+// Versions written by the loader or frozen by recovery: committed and visible to everyone.
+constexpr uint64_t kFrozenTxid = 0;
+
+struct Version {
+  std::atomic<uint64_t> txid;
+  uint64_t prev;                 // slot + 1 of the previous version, 0 = none
+  std::atomic<uint32_t> inl;     // 0 or the creator's final status (kCommitted / kAborted)
+  uint32_t flags;                // bit 0: tombstone (reserved: deletes are not supported yet)
+  uint64_t seq;                  // the record's version number: the predecessor's + 1
+  char* data() { return reinterpret_cast<char*>(this + 1); }
+  static Version* of(char* data) { return reinterpret_cast<Version*>(data) - 1; }
+};
+static_assert(sizeof(Version) == 32);
+
+struct RecordHead {
+  std::atomic<uint64_t> latest;  // slot + 1 of the newest version
+  uint64_t key;
+};
+static_assert(sizeof(RecordHead) == 16);
+
+class VersionHeap {
+ public:
+  VersionHeap() = default;
+  VersionHeap(char* base, uint64_t slot_bytes, uint64_t slots, int threads)
+      : base_(base), slot_(slot_bytes), slots_(slots), free_(size_t(threads)) {}
+
+  Version* at(uint64_t ref) const {  // ref = slot + 1
+    return reinterpret_cast<Version*>(base_ + (ref - 1) * slot_);
+  }
+  uint64_t ref_of(const Version* v) const {
+    return uint64_t(reinterpret_cast<const char*>(v) - base_) / slot_ + 1;
+  }
+  // A free slot for thread `tid`, or 0 when the heap is exhausted.
+  uint64_t alloc(int tid) {
+    auto& f = free_[size_t(tid)].list;
+    if (!f.empty()) { uint64_t r = f.back(); f.pop_back(); return r; }
+    uint64_t s = next_.fetch_add(1, std::memory_order_relaxed);
+    if (s >= slots_) { next_.store(slots_, std::memory_order_relaxed); return 0; }
+    return s + 1;
+  }
+  void free(int tid, uint64_t ref) { free_[size_t(tid)].list.push_back(ref); }
+
+  // Recovery: `used` marks the reachable slots; everything else below the high-water mark
+  // becomes free, dealt round robin to the threads.
+  void rebuild(const std::vector<bool>& used, int threads) {
+    uint64_t hw = 0;
+    for (uint64_t s = 0; s < used.size(); s++) if (used[s]) hw = s + 1;
+    free_.assign(size_t(threads), {});
+    int t = 0;
+    for (uint64_t s = 0; s < hw; s++)
+      if (!used[s]) { free_[size_t(t)].list.push_back(s + 1); t = (t + 1) % threads; }
+    next_.store(hw);
+  }
+  void resize_threads(int threads) {
+    if (size_t(threads) > free_.size()) free_.resize(size_t(threads));
+  }
+
+  uint64_t slot_bytes() const { return slot_; }
+  uint64_t slots() const { return slots_; }
+  uint64_t high_water() const { return std::min(next_.load(), slots_); }
+  uint64_t free_slots() const {
+    uint64_t n = 0;
+    for (auto& f : free_) n += f.list.size();
+    return n;
+  }
+
+ private:
+  struct alignas(64) FreeList { std::vector<uint64_t> list; };
+  char* base_ = nullptr;
+  uint64_t slot_ = 0, slots_ = 0;
+  std::atomic<uint64_t> next_{0};
+  std::vector<FreeList> free_;
+};
+
+// Per-worker context the engine hands the CC through RowRef::meta.
+struct alignas(64) SiCtx {
+  int tid = 0;
+  VersionHeap* heap = nullptr;
+  uint64_t versions_created = 0;
+  uint64_t versions_pruned = 0;
+  uint64_t chain_steps = 0;  // versions passed over by reads and update checks
+};
+
+}  // namespace nvt::nvmvcc

@@ -6,7 +6,7 @@ DEVICE_MODEL ?= 1
 # Zen's naive NVM space management (papers/zen-vldb21.txt Figure 14), built apart.
 ZEN_NAIVE_ALLOC ?= 0
 ENGINES := mmdb zen
-CC_ALGS := no_wait silo wait_die dl_detect occ tictoc hstore
+CC_ALGS := no_wait silo wait_die dl_detect occ tictoc hstore mvcc hekaton cicada
 
 ifeq ($(filter $(ENGINE),$(ENGINES)),)
 $(error unknown ENGINE=$(ENGINE); choose one of: $(ENGINES))

@@ -7,7 +7,8 @@
 #define ENGINE mmdb
 #endif
 
-// Concurrency control: no_wait, silo, wait_die, dl_detect, occ, tictoc, hstore.
+// Concurrency control: no_wait, silo, wait_die, dl_detect, occ, tictoc, hstore, mvcc, hekaton,
+// cicada.
 #ifndef CC_ALG
 #define CC_ALG no_wait
 #endif

@@ -9,6 +9,9 @@
 #include "concurrency_control/occ.h"
 #include "concurrency_control/tictoc.h"
 #include "concurrency_control/hstore.h"
+#include "concurrency_control/mvcc.h"
+#include "concurrency_control/hekaton.h"
+#include "concurrency_control/cicada.h"
 #include "storage/engines/mmdb/mmdb.h"
 #include "storage/engines/zen/zen.h"
 
@@ -27,6 +30,9 @@ using cc_dl_detect = cc::DlDetect;
 using cc_occ = cc::Occ;
 using cc_tictoc = cc::TicToc;
 using cc_hstore = cc::HStore;
+using cc_mvcc = cc::Mvcc;
+using cc_hekaton = cc::Hekaton;
+using cc_cicada = cc::Cicada;
 // One template per ENGINE=...
 template <class CC> using engine_mmdb = mmdb::Mmdb<CC>;
 template <class CC> using engine_zen = zen::Zen<CC>;

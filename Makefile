@@ -6,7 +6,7 @@ DEVICE_MODEL ?= 1
 # Zen's naive NVM space management (papers/zen-vldb21.txt Figure 14), built apart.
 ZEN_NAIVE_ALLOC ?= 0
 ENGINES := mmdb zen nvmvcc
-CC_ALGS := no_wait silo wait_die dl_detect occ tictoc hstore mcsi pgsi
+CC_ALGS := no_wait silo wait_die dl_detect occ tictoc hstore mvcc hekaton cicada mcsi pgsi
 # The CC methods each engine supports (its supports<CC>; an unlisted pair fails to compile).
 # `make pairs` prints every valid ENGINE-CC_ALG pair (tests/e2e/test_build.sh builds them).
 NVMVCC_CCS := mcsi pgsi

@@ -7,8 +7,8 @@
 #define ENGINE mmdb
 #endif
 
-// Concurrency control: no_wait, silo, wait_die, dl_detect, occ, tictoc, hstore (mmdb and zen);
-// mcsi, pgsi (snapshot isolation, nvmvcc only).
+// Concurrency control: no_wait, silo, wait_die, dl_detect, occ, tictoc, hstore, mvcc, hekaton,
+// cicada (mmdb and zen); mcsi, pgsi (snapshot isolation, nvmvcc only).
 #ifndef CC_ALG
 #define CC_ALG no_wait
 #endif

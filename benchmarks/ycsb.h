@@ -121,6 +121,9 @@ class Ycsb {
       return true;
     }
 
+    // No write among the drawn requests.
+    bool read_only() const { return nwrites_ == 0; }
+
     // After a commit returns: acknowledge its writes.
     template <class Mgr>
     void acknowledged(Mgr& m) {

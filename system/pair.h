@@ -11,6 +11,9 @@
 #include "concurrency_control/hstore.h"
 #include "concurrency_control/mcsi.h"
 #include "concurrency_control/pgsi.h"
+#include "concurrency_control/mvcc.h"
+#include "concurrency_control/hekaton.h"
+#include "concurrency_control/cicada.h"
 #include "storage/engines/mmdb/mmdb.h"
 #include "storage/engines/zen/zen.h"
 #include "storage/engines/nvmvcc/nvmvcc.h"
@@ -32,6 +35,9 @@ using cc_tictoc = cc::TicToc;
 using cc_hstore = cc::HStore;
 using cc_mcsi = cc::Mcsi;  // nvmvcc only
 using cc_pgsi = cc::Pgsi;  // nvmvcc only
+using cc_mvcc = cc::Mvcc;
+using cc_hekaton = cc::Hekaton;
+using cc_cicada = cc::Cicada;
 // One template per ENGINE=...
 template <class CC> using engine_mmdb = mmdb::Mmdb<CC>;
 template <class CC> using engine_zen = zen::Zen<CC>;

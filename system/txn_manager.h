@@ -15,11 +15,14 @@ class TxnManager {
  public:
   TxnManager(Engine& e, int tid) : eng_(e), th_(e.thread(tid)) { acc_.reserve(64); }
 
-  void begin() {
+  // read_only: the transaction promises not to write; a CC that can use it (Cicada reads such
+  // a transaction at a snapshot, without validation) takes it, the others ignore it.
+  void begin(bool read_only = false) {
     acc_.clear();
     chunk_ = 0;
     used_ = 0;
-    cc_.begin(txn_);
+    if constexpr (requires { cc_.begin(txn_, read_only); }) cc_.begin(txn_, read_only);
+    else cc_.begin(txn_);
   }
 
   // The tuple image to read, or nullptr when the transaction must abort (cause()).

@@ -540,6 +540,9 @@ class Zen {
     e->table = table;
     e->cts = n->cts();
     new (&e->meta) Meta();
+    // A multi-version CC keeps history in its Meta; one refilled after a write lost it.
+    if constexpr (requires(Meta& m) { m.refilled(); })
+      if (n->cts() != kLoadCts) e->meta.refilled();
     e->state.store(1 | kClock, std::memory_order_release);  // pinned by us, not yet indexed
   }
 

@@ -1,0 +1,245 @@
+// CICADA (Lim et al., SIGMOD'17): optimistic multi-version concurrency control with per-thread
+// loosely synchronized clocks, on this testbed's contract.
+//   Clocks:     a timestamp is (TSC since start, at least the thread's last + 1) << 8 | slot, so
+//               no allocation is shared. One-sided synchronization: a clock that finds itself
+//               behind (a version newer than its timestamp, or a watermark announced above it)
+//               jumps forward; it never waits for the others.
+//   Versions:   the newest committed version is inlined, always: it is the engine's tuple image.
+//               Older committed versions live out of place in a DRAM chain (mv.h). A pending
+//               version is the tuple's lock plus its writer's timestamp (`pending`), installed at
+//               validation; it becomes committed in finish(), or aborted (the lock is dropped and
+//               the image never changed). One pending version per tuple: a second installer
+//               aborts (WriteConflict) where Cicada could stack them, as the engine keeps one
+//               image.
+//   Read at ts: the newest committed version with wts < ts; a pending version below ts is
+//               waited for (waits go from larger to smaller timestamps: no deadlock). None
+//               (history reclaimed, or lost on a Zen refill) aborts, cause ReadConflict.
+//   Validation: the write set sorted by contention (the newest write first: a recently written
+//               tuple is the likeliest to conflict) installs its pending versions, aborting as
+//               early as possible if a version newer than the one read exists (Validation), a
+//               later transaction already read it (rts > ts, Validation) or another pending
+//               version is there (WriteConflict). Then the reads, in the same order, raise the
+//               rts of the version read to ts and check it is still the version visible at ts.
+//   Read-only:  a transaction begun with the read-only hint reads at min_wts - 1, below every
+//               running or future writer: nothing can change its snapshot, so it neither waits,
+//               validates nor updates rts; it never aborts unless a version it needs was lost
+//               to a Zen refill. A write in such a transaction aborts it (cause User).
+//   GC:         superseded versions are reclaimed into per-thread pools once min_wts (and every
+//               snapshot reader) has passed them (mv.h); chains are cut behind the oldest
+//               version any reader can still reach.
+// Not modelled: Cicada's contention-regulated backoff (the driver's retry policy applies),
+// its rapid garbage-collection leader thread (each thread refreshes min_wts every 16 commits).
+#pragma once
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "concurrency_control/mv.h"
+
+namespace nvt::cc {
+
+struct Cicada {
+  static constexpr const char* name = "cicada";
+  static constexpr int kSlotBits = 8;
+  enum : uint8_t { kNone = 0, kLocked = 1 };
+
+  struct Meta {
+    mv::Chain chain;                   // word: kLock (a pending version) | kInstall | wts
+    std::atomic<uint64_t> rts{0};      // largest ts that read the current version
+    std::atomic<uint64_t> pending{0};  // ts of the pending version (0: none, or not yet set)
+    // Zen refilled the tuple from NVM after a write: its history is gone, so its image counts
+    // as written by the latest timestamp any thread installed.
+    void refilled() {
+      uint64_t t = registry().max_installed();
+      chain.word.store(t, std::memory_order_relaxed);
+      rts.store(t, std::memory_order_relaxed);
+    }
+  };
+  struct Txn {
+    AbortCause cause = AbortCause::None;
+    uint64_t ts = 0;
+    uint64_t clock = 0;  // this thread's clock (high bits of its last timestamp)
+    bool read_only = false;
+    uint32_t ro_begins = 0;
+    mv::Store store{registry()};
+    std::vector<Access*> ws, rs;  // reused across transactions
+  };
+
+  static mv::Registry& registry() {
+    static mv::Registry r;
+    return r;
+  }
+  static uint64_t tsc() {
+    static const uint64_t base = __rdtsc();
+    return __rdtsc() - base;
+  }
+  static uint64_t now() { return tsc() << kSlotBits; }
+
+  static void start(int) {}
+  static void stop() {}
+  static Meta* meta(Access& a) { return static_cast<Meta*>(a.row.meta); }
+
+  void begin(Txn& t) { begin(t, false); }
+  void begin(Txn& t, bool read_only) {
+    t.cause = AbortCause::None;
+    t.read_only = read_only;
+    if (read_only) {
+      // A reader-only thread moves min_wts on itself (writers refresh it as they commit).
+      if (++t.ro_begins % mv::kRefreshEvery == 0 || !registry().min_ts.load(std::memory_order_relaxed))
+        registry().refresh(now());
+      t.ts = registry().enter_snapshot(t.store.slot());
+      return;
+    }
+    const uint64_t slot = uint64_t(t.store.slot());
+    t.ts = registry().enter(t.store.slot(), [&](uint64_t floor) {
+      t.clock = std::max({t.clock + 1, tsc(), (floor >> kSlotBits) + 1});
+      return t.clock << kSlotBits | slot;
+    });
+  }
+
+  const char* read(Txn& t, Access& a) {
+    Meta* m = meta(a);
+    mv::Chain& c = m->chain;
+    for (uint32_t spins = 0;;) {
+      dev::read(m, sizeof *m);
+      uint64_t w = c.word.load(std::memory_order_seq_cst);
+      if ((w & mv::kLock) && !t.read_only) {
+        uint64_t p = m->pending.load(std::memory_order_seq_cst);
+        if (p == 0 || p < t.ts) { relax(spins); continue; }  // pending below ts: wait
+      }
+      if (mv::ts_of(w) >= t.ts || (w & mv::kInstall)) {
+        mv::Version* v = mv::find(c, t.ts, true);
+        if (!v) { behind(t, w, AbortCause::ReadConflict); return nullptr; }
+        copy_tuple(a.local, v->data(), a.len);
+        a.tid = v->wts;
+        return a.local;
+      }
+      copy_tuple(a.local, a.row.data, a.len);
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      if (c.word.load(std::memory_order_seq_cst) == w) {
+        a.tid = mv::ts_of(w);
+        return a.local;
+      }
+    }
+  }
+
+  // Writes are buffered (a.local) until validation. A write over a version that is not the
+  // newest one would fail validation: abort now.
+  bool write(Txn& t, Access& a) {
+    if (t.read_only) { t.cause = AbortCause::User; return false; }
+    if (!read(t, a)) return false;
+    uint64_t w = meta(a)->chain.word.load(std::memory_order_acquire);
+    if (mv::ts_of(w) != a.tid) { behind(t, w, AbortCause::WriteConflict); return false; }
+    return true;
+  }
+  bool upgrade(Txn& t, Access&) {
+    if (t.read_only) { t.cause = AbortCause::User; return false; }
+    return true;
+  }
+
+  bool validate(Txn& t, Access* acc, size_t n) {
+    if (t.read_only) return true;
+    t.ws.clear();
+    t.rs.clear();
+    for (size_t i = 0; i < n; i++) (acc[i].type == AccessType::Read ? t.rs : t.ws).push_back(&acc[i]);
+    if (t.ws.empty() && t.rs.empty()) return true;
+    // Contention order: the most recently written tuple first (ties: address order).
+    auto hotter = [](Access* x, Access* y) {
+      uint64_t wx = mv::ts_of(meta(*x)->chain.word.load(std::memory_order_relaxed));
+      uint64_t wy = mv::ts_of(meta(*y)->chain.word.load(std::memory_order_relaxed));
+      return wx != wy ? wx > wy : x->row.meta < y->row.meta;
+    };
+    std::sort(t.ws.begin(), t.ws.end(), hotter);
+    std::sort(t.rs.begin(), t.rs.end(), hotter);
+    // Pending version installation (with the early checks).
+    for (Access* a : t.ws) {
+      Meta* m = meta(*a);
+      uint64_t w;
+      if (!mv::try_lock(m->chain, w)) { t.cause = AbortCause::WriteConflict; return false; }
+      a->held = kLocked;
+      m->pending.store(t.ts, std::memory_order_seq_cst);
+      if (mv::ts_of(w) != a->tid) { behind(t, w, AbortCause::Validation); return false; }
+      dev::read(&m->rts, sizeof m->rts);
+      if (m->rts.load(std::memory_order_seq_cst) > t.ts) return fail(t);
+    }
+    // Read timestamp update and version consistency check.
+    for (Access* a : t.rs) {
+      Meta* m = meta(*a);
+      for (uint32_t spins = 0;;) {
+        dev::read(m, sizeof *m);
+        uint64_t w = m->chain.word.load(std::memory_order_seq_cst);
+        if (w & mv::kLock) {
+          uint64_t p = m->pending.load(std::memory_order_seq_cst);
+          if (p == 0 || p < t.ts) { relax(spins); continue; }
+        }
+        if (mv::ts_of(w) > t.ts) {
+          // We read an older version: it must still be the newest below ts. Versions are only
+          // ever added on top, so it is, if it is still in the chain.
+          mv::Version* v = mv::find(m->chain, t.ts, true);
+          if (!v || v->wts != a->tid) return fail(t);
+          break;
+        }
+        if (mv::ts_of(w) != a->tid) return fail(t);
+        raise_rts(*m, t.ts);
+        if (m->chain.word.load(std::memory_order_seq_cst) == w) break;
+      }
+    }
+    for (Access* a : t.ws)
+      t.store.save_before_image(meta(*a)->chain, a->row.data, a->len, a->tid, t.ts,
+                                a->tid | mv::kLock);
+    return true;
+  }
+
+  void finish(Txn& t, Access* acc, size_t n) {
+    bool wrote = false;
+    for (size_t i = 0; i < n; i++) {
+      if (acc[i].held != kLocked) continue;
+      Meta* m = meta(acc[i]);
+      dev::write(m, sizeof *m);
+      m->rts.store(t.ts, std::memory_order_relaxed);
+      m->pending.store(0, std::memory_order_relaxed);
+      m->chain.word.store(t.ts, std::memory_order_seq_cst);  // committed
+      acc[i].held = kNone;
+      wrote = true;
+    }
+    if (wrote) registry().installed(t.store.slot(), t.ts);
+    registry().leave(t.store.slot());
+    if (!t.read_only) t.store.collect([] { return now(); });
+  }
+
+  void abort(Txn& t, Access* acc, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+      if (acc[i].held != kLocked) continue;
+      Meta* m = meta(acc[i]);
+      dev::write(m, sizeof *m);
+      uint64_t w = m->chain.word.load(std::memory_order_relaxed);
+      if (w & mv::kInstall) mv::Store::drop_before_image(m->chain);
+      m->pending.store(0, std::memory_order_relaxed);
+      m->chain.word.store(mv::ts_of(w), std::memory_order_seq_cst);  // aborted
+      acc[i].held = kNone;
+    }
+    registry().leave(t.store.slot());
+  }
+
+ private:
+  static bool fail(Txn& t) {
+    t.cause = AbortCause::Validation;
+    return false;
+  }
+  // Abort with `cause`; a clock found behind the version it met jumps past it.
+  static void behind(Txn& t, uint64_t w, AbortCause cause) {
+    t.clock = std::max(t.clock, mv::ts_of(w) >> kSlotBits);
+    t.cause = cause;
+  }
+  static void raise_rts(Meta& m, uint64_t ts) {
+    uint64_t r = m.rts.load(std::memory_order_relaxed);
+    if (r >= ts) { std::atomic_thread_fence(std::memory_order_seq_cst); return; }
+    dev::write(&m.rts, sizeof m.rts);
+    while (r < ts && !m.rts.compare_exchange_weak(r, ts, std::memory_order_seq_cst)) {}
+  }
+};
+
+}  // namespace nvt::cc

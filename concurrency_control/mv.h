@@ -1,0 +1,266 @@
+// What the multi-version methods (MVCC, HEKATON, CICADA) share.
+//
+// The engine owns a tuple's newest committed image (row.data, in DRAM or NVM) and installs a
+// writer's private after-image (a.local) between validate() and finish(). The older versions a
+// multi-version method needs live here, in DRAM, as a chain of immutable Version nodes (newest
+// first) whose head the per-tuple Meta points to. A Meta is 32 bytes of plain words, so Zen may
+// move it by memcpy while the committing transaction holds the tuple (copy_to_own_region()).
+//
+// The word of a Meta: kLock while a writer holds the tuple, kInstall from the moment the writer
+// has saved the before-image into the chain (its engine install may then overwrite row.data:
+// readers of the old version take it from the chain), and the low bits: the timestamp of the
+// current image (its wts / begin).
+//
+// Reclamation: a node is retired into its creator's FIFO (timestamps of one thread grow, so the
+// FIFO is ordered) and freed into a per-thread pool once no running or future transaction can
+// read at a timestamp before the node's `end` (the watermark below). Nothing is freed while
+// reachable by a reader: readers only walk the chain while looking for a version older than the
+// current one, and never past the first node whose wts is at most their timestamp.
+//
+// Watermark protocol (one Registry per method, as their timestamp spaces differ): a transaction
+// publishes its timestamp in its slot and only then checks it exceeds `announce`; a refresh
+// first raises `announce` to `now`, then scans the slots. Either the refresh sees the slot, or
+// the transaction sees the raised `announce` and takes a later timestamp, so
+//   min_ts = min(now, active read-write slots) <= every current and future read-write ts.
+// Readers that read below min_ts (Cicada's read-only snapshots) publish min_ts - 1 and recheck
+// min_ts, so a refresh that missed them loaded a min_ts no larger than theirs.
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <new>
+#include <stdexcept>
+#include <vector>
+
+#include "concurrency_control/cc.h"
+
+namespace nvt::cc::mv {
+
+constexpr uint64_t kLock = 1ull << 63;
+constexpr uint64_t kInstall = 1ull << 62;
+constexpr uint64_t kTsMask = kInstall - 1;
+constexpr uint64_t kReadOnlySlot = 1ull << 63;  // in a slot: a snapshot reader, not in min_ts
+constexpr int kMaxSlots = 256;
+constexpr uint32_t kRefreshEvery = 16;  // commits between watermark refreshes of a thread
+
+inline uint64_t ts_of(uint64_t word) { return word & kTsMask; }
+
+struct Version {
+  uint64_t wts;                        // timestamp of this image
+  uint64_t end;                        // timestamp of the image that replaced it
+  std::atomic<Version*> next{nullptr};  // the next older version
+  uint32_t cls;                        // size class in the pool (64-byte units)
+  uint32_t len;
+  char* data() { return reinterpret_cast<char*>(this + 1); }
+};
+
+// Per-tuple part common to the three methods.
+struct Chain {
+  std::atomic<uint64_t> word{0};        // kLock | kInstall | timestamp of the current image
+  std::atomic<Version*> head{nullptr};  // older versions, newest first
+};
+
+// The newest version in the chain with wts <= ts (`strict`: wts < ts), or nullptr.
+inline Version* find(const Chain& c, uint64_t ts, bool strict) {
+  for (Version* v = c.head.load(std::memory_order_acquire); v; v = v->next.load(std::memory_order_acquire)) {
+    dev::read(v, sizeof *v);
+    if (strict ? v->wts < ts : v->wts <= ts) return v;
+  }
+  return nullptr;
+}
+
+struct Registry {
+  struct alignas(64) Slot {
+    std::atomic<uint64_t> ts{0};  // 0: no transaction; else its ts (| kReadOnlySlot)
+    std::atomic<uint64_t> last_wts{0};  // largest timestamp this slot's thread installed
+    std::atomic<bool> used{false};
+  };
+  Slot slots[kMaxSlots];
+  std::atomic<int> high{0};  // slots ever handed out
+  alignas(64) std::atomic<uint64_t> announce{0};
+  alignas(64) std::atomic<uint64_t> min_ts{0};
+  std::mutex orphan_mu;
+  std::vector<Version*> orphans;  // retired nodes of threads that went away
+
+  ~Registry() {
+    for (Version* v : orphans) ::operator delete(v, std::align_val_t(64));
+  }
+
+  int acquire() {
+    for (int i = 0; i < kMaxSlots; i++) {
+      bool f = false;
+      if (slots[i].used.compare_exchange_strong(f, true)) {
+        int h = high.load();
+        while (h <= i && !high.compare_exchange_weak(h, i + 1)) {}
+        return i;
+      }
+    }
+    throw std::runtime_error("mv: more than 256 concurrent transaction managers");
+  }
+  void release(int i) {
+    slots[i].ts.store(0, std::memory_order_seq_cst);
+    slots[i].used.store(false, std::memory_order_release);
+  }
+
+  // Publish a read-write timestamp from next(); retried until it exceeds `announce`.
+  // next(floor) must return a timestamp > floor when floor is nonzero.
+  template <class Next>
+  uint64_t enter(int slot, Next&& next) {
+    uint64_t floor = 0;
+    for (;;) {
+      uint64_t ts = next(floor);
+      slots[slot].ts.store(ts, std::memory_order_seq_cst);
+      floor = announce.load(std::memory_order_seq_cst);
+      if (ts > floor) return ts;
+    }
+  }
+  // Publish a snapshot timestamp min_ts - 1 (see the header comment). Returns it.
+  uint64_t enter_snapshot(int slot) {
+    for (uint64_t m = min_ts.load(std::memory_order_seq_cst);;) {
+      uint64_t ts = m ? m - 1 : 0;
+      slots[slot].ts.store(ts | kReadOnlySlot, std::memory_order_seq_cst);
+      uint64_t again = min_ts.load(std::memory_order_seq_cst);
+      if (again == m) return ts;
+      m = again;
+    }
+  }
+  // Every committed version's timestamp is at most this (for a Meta whose history is lost).
+  uint64_t max_installed() const {
+    uint64_t m = 0;
+    int h = high.load(std::memory_order_acquire);
+    for (int i = 0; i < h; i++) m = std::max(m, slots[i].last_wts.load(std::memory_order_acquire));
+    return m;
+  }
+  void installed(int slot, uint64_t ts) {
+    if (slots[slot].last_wts.load(std::memory_order_relaxed) < ts)
+      slots[slot].last_wts.store(ts, std::memory_order_release);
+  }
+  void leave(int slot) { slots[slot].ts.store(0, std::memory_order_release); }
+
+  // Raise min_ts; returns the reclamation bound: every current and future reader's ts is at
+  // least it.
+  uint64_t refresh(uint64_t now) {
+    uint64_t a = announce.load(std::memory_order_relaxed);
+    while (a < now && !announce.compare_exchange_weak(a, now, std::memory_order_seq_cst)) {}
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    uint64_t g = min_ts.load(std::memory_order_seq_cst);
+    uint64_t m = now, bound = g ? g - 1 : 0;
+    int h = high.load(std::memory_order_acquire);
+    for (int i = 0; i < h; i++) {
+      uint64_t v = slots[i].ts.load(std::memory_order_seq_cst);
+      if (!v) continue;
+      uint64_t t = v & ~kReadOnlySlot;
+      bound = std::min(bound, t);
+      if (!(v & kReadOnlySlot)) m = std::min(m, t);
+    }
+    uint64_t cur = min_ts.load(std::memory_order_relaxed);
+    while (cur < m && !min_ts.compare_exchange_weak(cur, m, std::memory_order_seq_cst)) {}
+    return bound;
+  }
+};
+
+// One transaction thread's versions: its registry slot, a pool of free nodes per size class
+// (no allocation per write once warm) and the FIFO of retired nodes.
+class Store {
+ public:
+  explicit Store(Registry& r) : reg_(r), slot_(r.acquire()) {
+    std::lock_guard g(r.orphan_mu);  // adopt what threads that went away left behind
+    retired_.insert(retired_.end(), r.orphans.begin(), r.orphans.end());
+    r.orphans.clear();
+  }
+  ~Store() {
+    for (Version* head : free_)
+      while (head) {
+        Version* n = head->next.load(std::memory_order_relaxed);
+        ::operator delete(head, std::align_val_t(64));
+        head = n;
+      }
+    {
+      std::lock_guard g(reg_.orphan_mu);  // other threads may still read these
+      reg_.orphans.insert(reg_.orphans.end(), retired_.begin(), retired_.end());
+    }
+    reg_.release(slot_);
+  }
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  int slot() const { return slot_; }
+  Registry& reg() { return reg_; }
+
+  // A node holding a copy of `src` (len bytes) as version [wts, end).
+  Version* make(const char* src, uint32_t len, uint64_t wts, uint64_t end) {
+    uint32_t cls = uint32_t((sizeof(Version) + len + 63) / 64);
+    if (free_.size() <= cls) free_.resize(cls + 1, nullptr);
+    Version* v = free_[cls];
+    if (v) free_[cls] = v->next.load(std::memory_order_relaxed);
+    else v = new (::operator new(size_t(cls) * 64, std::align_val_t(64))) Version;
+    v->wts = wts;
+    v->end = end;
+    v->cls = cls;
+    v->len = len;
+    v->next.store(nullptr, std::memory_order_relaxed);
+    copy_tuple(v->data(), src, len);
+    dev::write(v, sizeof *v + len);
+    return v;
+  }
+
+  // The before-image of a locked tuple becomes the chain's head, [wts, end); from then readers
+  // of that version use the node (kInstall), so the engine may overwrite row.data. Nodes no
+  // reader can reach any more are cut off the chain's tail (bounded chains).
+  void save_before_image(Chain& c, const char* image, uint32_t len, uint64_t wts, uint64_t end,
+                         uint64_t locked_word) {
+    Version* v = make(image, len, wts, end);
+    Version* old = c.head.load(std::memory_order_relaxed);
+    v->next.store(old, std::memory_order_relaxed);
+    for (Version* p = v; p;) {  // p's successor is unreachable once p->wts <= bound
+      Version* n = p->next.load(std::memory_order_relaxed);
+      if (n && p->wts < bound_) { p->next.store(nullptr, std::memory_order_release); break; }
+      p = n;
+    }
+    dev::update(&c, sizeof c);
+    c.head.store(v, std::memory_order_release);
+    c.word.store(locked_word | kInstall, std::memory_order_seq_cst);
+    retired_.push_back(v);
+  }
+  // An abort after save_before_image(): the current image stays; the node stays readable
+  // until reclaimed (a reader may hold it).
+  static void drop_before_image(Chain& c) {
+    Version* v = c.head.load(std::memory_order_relaxed);
+    if (v) c.head.store(v->next.load(std::memory_order_relaxed), std::memory_order_release);
+  }
+
+  // After a commit: refresh the watermark now and then and reclaim what it allows.
+  template <class Now>
+  void collect(Now&& now) {
+    if (++commits_ % kRefreshEvery == 0 || retired_.size() > 4096) bound_ = reg_.refresh(now());
+    while (!retired_.empty() && retired_.front()->end < bound_) {
+      Version* v = retired_.front();
+      retired_.pop_front();
+      if (free_.size() <= v->cls) free_.resize(v->cls + 1, nullptr);
+      v->next.store(free_[v->cls], std::memory_order_relaxed);
+      free_[v->cls] = v;
+    }
+  }
+  size_t retired() const { return retired_.size(); }
+
+ private:
+  Registry& reg_;
+  int slot_;
+  uint64_t bound_ = 0;
+  uint32_t commits_ = 0;
+  std::vector<Version*> free_;
+  std::deque<Version*> retired_;
+};
+
+// Lock a tuple's word without waiting: false when another writer holds it.
+inline bool try_lock(Chain& c, uint64_t& word) {
+  dev::update(&c.word, sizeof c.word);
+  word = c.word.load(std::memory_order_relaxed);
+  if (word & kLock) return false;
+  return c.word.compare_exchange_strong(word, word | kLock, std::memory_order_seq_cst);
+}
+
+}  // namespace nvt::cc::mv

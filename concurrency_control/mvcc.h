@@ -1,0 +1,162 @@
+// MVCC: DBx1000's multi-version timestamp ordering. A transaction takes its timestamp T from a
+// global counter at begin (an atomic add, no lock). Per tuple: the timestamp wts of the current
+// image, rts (the largest T that read it), the writer holding it and a chain of older versions
+// (concurrency_control/mv.h).
+//   read at T:  the version with the largest wts <= T: the current image (rts raised to T) or a
+//               chain node; if a writer with a smaller timestamp holds the tuple, the read waits
+//               for its outcome (waits go from larger to smaller timestamps: no deadlock); none
+//               left (history reclaimed or lost) aborts, cause ReadConflict.
+//   write at T: lock the tuple without waiting; abort (WriteConflict) if it is held, if its
+//               current wts > T or if a later transaction read it (rts > T).
+//   commit:     nothing to validate (the checks ran at access time); the before-image goes to
+//               the chain, the engine installs, finish() publishes wts = rts = T.
+// Differences from DBx1000: writes become visible at commit (DBx1000 buffers prewrites the
+// same way), and there is one pending writer per tuple (the engine keeps one current image).
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+#include "concurrency_control/mv.h"
+
+namespace nvt::cc {
+
+struct Mvcc {
+  static constexpr const char* name = "mvcc";
+  enum : uint8_t { kNone = 0, kLocked = 1 };
+
+  struct Meta {
+    mv::Chain chain;
+    std::atomic<uint64_t> rts{0};    // largest T that read the current image
+    std::atomic<uint64_t> owner{0};  // T of the writer holding the tuple (0: none, or not yet set)
+    // Zen refilled the tuple from NVM after a write: its history is gone, so its image counts
+    // as written now (every committed T is below the counter).
+    void refilled() {
+      uint64_t now = clock().load(std::memory_order_seq_cst);
+      chain.word.store(now, std::memory_order_relaxed);
+      rts.store(now, std::memory_order_relaxed);
+    }
+  };
+  struct Txn {
+    AbortCause cause = AbortCause::None;
+    uint64_t ts = 0;
+    mv::Store store{registry()};
+  };
+
+  static std::atomic<uint64_t>& clock() {
+    static std::atomic<uint64_t> c{1};
+    return c;
+  }
+  static mv::Registry& registry() {
+    static mv::Registry r;
+    return r;
+  }
+
+  static void start(int) {}
+  static void stop() {}
+  static Meta* meta(Access& a) { return static_cast<Meta*>(a.row.meta); }
+
+  void begin(Txn& t) {
+    t.cause = AbortCause::None;
+    t.ts = registry().enter(t.store.slot(), [](uint64_t) {
+      return clock().fetch_add(1, std::memory_order_seq_cst) + 1;
+    });
+  }
+
+  const char* read(Txn& t, Access& a) {
+    Meta* m = meta(a);
+    mv::Chain& c = m->chain;
+    for (uint32_t spins = 0;;) {
+      dev::read(m, sizeof *m);
+      uint64_t w = c.word.load(std::memory_order_seq_cst);
+      if (w & mv::kLock) {
+        uint64_t o = m->owner.load(std::memory_order_seq_cst);
+        if (o == 0 || o < t.ts) { relax(spins); continue; }  // its write precedes T: wait
+      }
+      if (mv::ts_of(w) > t.ts || (w & mv::kInstall)) {
+        // An older version (or, while the holder installs, the before-image it saved).
+        mv::Version* v = mv::find(c, t.ts, false);
+        if (!v) { t.cause = AbortCause::ReadConflict; return nullptr; }
+        copy_tuple(a.local, v->data(), a.len);
+        a.tid = v->wts;
+        return a.local;
+      }
+      raise_rts(*m, t.ts);
+      copy_tuple(a.local, a.row.data, a.len);
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      if (c.word.load(std::memory_order_seq_cst) == w) {
+        a.tid = mv::ts_of(w);
+        return a.local;
+      }
+    }
+  }
+
+  bool write(Txn& t, Access& a) {
+    Meta* m = meta(a);
+    uint64_t w;
+    if (!mv::try_lock(m->chain, w)) { t.cause = AbortCause::WriteConflict; return false; }
+    m->owner.store(t.ts, std::memory_order_seq_cst);
+    dev::read(&m->rts, sizeof m->rts);
+    if (mv::ts_of(w) > t.ts || m->rts.load(std::memory_order_seq_cst) > t.ts) {
+      unlock(*m);
+      t.cause = AbortCause::WriteConflict;
+      return false;
+    }
+    a.held = kLocked;
+    a.tid = mv::ts_of(w);
+    copy_tuple(a.local, a.row.data, a.len);  // we hold it: no installer
+    return true;
+  }
+  bool upgrade(Txn& t, Access& a) { return write(t, a); }
+
+  bool validate(Txn& t, Access* acc, size_t n) {
+    for (size_t i = 0; i < n; i++)
+      if (acc[i].held == kLocked)
+        t.store.save_before_image(meta(acc[i])->chain, acc[i].row.data, acc[i].len, acc[i].tid,
+                                  t.ts, acc[i].tid | mv::kLock);
+    return true;
+  }
+
+  void finish(Txn& t, Access* acc, size_t n) {
+    bool wrote = false;
+    for (size_t i = 0; i < n; i++) {
+      if (acc[i].held != kLocked) continue;
+      Meta* m = meta(acc[i]);
+      dev::write(m, sizeof *m);
+      m->rts.store(t.ts, std::memory_order_relaxed);
+      m->owner.store(0, std::memory_order_relaxed);
+      m->chain.word.store(t.ts, std::memory_order_seq_cst);
+      acc[i].held = kNone;
+      wrote = true;
+    }
+    if (wrote) registry().installed(t.store.slot(), t.ts);
+    registry().leave(t.store.slot());
+    t.store.collect([] { return clock().load(std::memory_order_seq_cst); });
+  }
+
+  void abort(Txn& t, Access* acc, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+      if (acc[i].held != kLocked) continue;
+      unlock(*meta(acc[i]));
+      acc[i].held = kNone;
+    }
+    registry().leave(t.store.slot());
+  }
+
+ private:
+  static void raise_rts(Meta& m, uint64_t ts) {
+    uint64_t r = m.rts.load(std::memory_order_relaxed);
+    if (r >= ts) { std::atomic_thread_fence(std::memory_order_seq_cst); return; }
+    dev::write(&m.rts, sizeof m.rts);
+    while (r < ts && !m.rts.compare_exchange_weak(r, ts, std::memory_order_seq_cst)) {}
+  }
+  // Release a held tuple unchanged (dropping a saved before-image).
+  static void unlock(Meta& m) {
+    dev::write(&m, sizeof m);
+    uint64_t w = m.chain.word.load(std::memory_order_relaxed);
+    if (w & mv::kInstall) mv::Store::drop_before_image(m.chain);
+    m.owner.store(0, std::memory_order_relaxed);
+    m.chain.word.store(mv::ts_of(w), std::memory_order_seq_cst);
+  }
+};
+
+}  // namespace nvt::cc

@@ -94,10 +94,22 @@ struct Pgsi : si::SiBase<Pgsi, PgsiTxn> {
     int off;
     std::atomic<uint64_t>& w = word_of(xid, off);
     uint64_t mask = 3ull << off, cur = w.load(std::memory_order_relaxed);
-    while (!w.compare_exchange_weak(cur, (cur & ~mask) | (s << off), std::memory_order_acq_rel)) {}
+    uint64_t mine = 0;
+    do mine = (cur & ~mask) | (s << off);
+    while (!w.compare_exchange_weak(cur, mine, std::memory_order_acq_rel));
     dev::update(&w, 8);
     dev::flush(&w, 8);
-    if (fence) dev::fence();
+    if (!fence) return;
+    // Another thread's bits may have been set (and made durable) while this copy was in
+    // flight; a flushed line lands as it was when flushed, so persist again until the word
+    // is what was last persisted here.
+    for (uint64_t v = mine;;) {
+      dev::fence();
+      uint64_t now = w.load(std::memory_order_acquire);
+      if (now == v) break;
+      v = now;
+      dev::flush(&w, 8);
+    }
   }
   static uint64_t stored_status(uint64_t xid) {
     int off;

@@ -128,7 +128,15 @@ struct Mcsi : si::SiBase<Mcsi, McsiTxn> {
     dev::read(&w, 8);
     uint64_t res = w.load(std::memory_order_acquire);
     if (res & kDirty) {  // a concurrent set not yet persisted: help
-      dev::persist(&w, 8);
+      // If the owner moved on while this copy was in flight, persist again: a flushed line
+      // lands as it was when flushed (the device model's power-failure mode), so a helper
+      // descheduled between its flush and fence could otherwise roll back a newer status.
+      for (uint64_t v = res & ~kDirty;;) {
+        dev::persist(&w, 8);
+        uint64_t now = w.load(std::memory_order_acquire) & ~kDirty;
+        if (now == v) break;
+        v = now;
+      }
       st->helped.fetch_add(1, std::memory_order_relaxed);
     }
     return (res >> off) & 3;

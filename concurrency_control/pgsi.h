@@ -89,15 +89,27 @@ struct Pgsi : si::SiBase<Pgsi, PgsiTxn> {
     off = int(xid % kPerWord) * 2;
     return st->clog[(xid / kPerWord) % kWords];
   }
-  // Shared words: CAS the 2 bits in. `durable`: flush and fence (the commit point).
+  // Shared words: CAS the 2 bits in, flush, and with `fence` make them durable.
   static void set_clog(uint64_t xid, uint64_t s, bool fence) {
     int off;
     std::atomic<uint64_t>& w = word_of(xid, off);
     uint64_t mask = 3ull << off, cur = w.load(std::memory_order_relaxed);
-    while (!w.compare_exchange_weak(cur, (cur & ~mask) | (s << off), std::memory_order_acq_rel)) {}
+    uint64_t mine = 0;
+    do mine = (cur & ~mask) | (s << off);
+    while (!w.compare_exchange_weak(cur, mine, std::memory_order_acq_rel));
     dev::update(&w, 8);
     dev::flush(&w, 8);
-    if (fence) dev::fence();
+    if (!fence) return;
+    // Another thread's bits may have been set (and made durable) while this copy was in
+    // flight; a flushed line lands as it was when flushed, so persist again until the word
+    // is what was last persisted here.
+    for (uint64_t v = mine;;) {
+      dev::fence();
+      uint64_t now = w.load(std::memory_order_acquire);
+      if (now == v) break;
+      v = now;
+      dev::flush(&w, 8);
+    }
   }
   static uint64_t stored_status(uint64_t xid) {
     int off;
@@ -148,9 +160,12 @@ struct Pgsi : si::SiBase<Pgsi, PgsiTxn> {
       st->horizon.store(h, std::memory_order_release);
     }
     unlock();
-    // The slot may hold a status from xid - ring size: clear it (flushed; the fence before
-    // this transaction's first version is linked orders it first).
-    set_clog(t.txid, 0, false);
+    // The slot may hold a status from xid - ring size: clear it, durably. Fenced at once, not
+    // left to the fence before this transaction's first version: the word is shared, and a
+    // flushed line (as it was when flushed) landing at a later fence would roll back another
+    // thread's commit bit made durable in between (the device model's power-failure mode does
+    // exactly that; crash torture found it).
+    set_clog(t.txid, 0, true);
   }
 
   void set_final(Txn& t, uint64_t s) { set_clog(t.txid, s, true); }

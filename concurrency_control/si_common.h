@@ -155,13 +155,16 @@ struct SiBase {
     if (!t.mine.empty()) {
       self().set_final(t, st);
       dev::crash_point("nvmvcc.commit_status");
-      // Inline the final status (4.4): no flush needed before the slot in the status array is
-      // reused, which is after this thread's next fences.
+      // Inline the final status (4.4), durably before completion: once completed, a version
+      // may be pruned and its slot reused by another thread, and a flushed line lands as it was
+      // when flushed (the device model's power-failure mode), so an inline flush still in
+      // flight could overwrite the reused slot's new header (crash torture found it).
       for (Version* v : t.mine) {
         v->inl.store(uint32_t(st), std::memory_order_release);
         dev::write(&v->inl, sizeof v->inl);
         dev::flush(&v->inl, sizeof v->inl);
       }
+      dev::fence();
     }
     self().complete(t);
     t.started = false;

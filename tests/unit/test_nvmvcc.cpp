@@ -249,3 +249,36 @@ TEST(McsiStatusWord, SetAndGetWithDirtyBitHelping) {
   EXPECT_EQ(cc::Mcsi::stored_status(txid), nvmvcc::kCommitted);
   EXPECT_EQ(cc::Mcsi::stored_status(txid + 1), nvmvcc::kAborted);
 }
+
+// Pruning never takes a version an open snapshot still needs: a reader holds an old snapshot
+// while a writer commits hundreds of versions of the keys it has not read yet (enough for many
+// horizon computations); the reader still sees the loaded images, and once it has finished the
+// old versions are pruned.
+TYPED_TEST(Nvmvcc, PruningKeepsWhatAnOpenSnapshotNeeds) {
+  TempPath p("nvmvcc-prune");
+  auto db = this->make_db(p, 8, 2, 100);
+  nvt::test::CCServices<TypeParam> services(2);
+  typename TestFixture::Mgr reader(*db->eng, 0), writer(*db->eng, 1);
+  reader.begin();
+  ASSERT_EQ(balance_of(reader.read(0, 7)), 100);  // the snapshot
+  auto write_round = [&](int i) {
+    writer.begin();
+    for (uint64_t k : {1, 2}) {
+      char* w = writer.write(0, k);
+      ASSERT_TRUE(w);
+      set_balance(w, 1000 + i);
+    }
+    ASSERT_TRUE(writer.commit());
+  };
+  for (int i = 0; i < 500; i++) write_round(i);
+  uint64_t pruned_while_open = db->eng->stats()["versions_pruned"].template get<uint64_t>();
+  EXPECT_EQ(balance_of(reader.read(0, 1)), 100);
+  EXPECT_EQ(balance_of(reader.read(0, 2)), 100);
+  EXPECT_TRUE(reader.commit());
+  for (int i = 500; i < 1000; i++) write_round(i);
+  EXPECT_GT(db->eng->stats()["versions_pruned"].template get<uint64_t>(), pruned_while_open + 500);
+  EXPECT_EQ(db->eng->check()["violations"].template get<uint64_t>(), 0u);
+  reader.begin();
+  EXPECT_EQ(balance_of(reader.read(0, 1)), 1999);
+  EXPECT_TRUE(reader.commit());
+}

@@ -192,7 +192,7 @@ class NvMvcc {
       t0 = t1;
     };
     if (meta_->magic != kMagic || !meta_->loaded)
-      throw std::runtime_error("NVM image holds no loaded NVMVCC database to recover from");
+      throw std::runtime_error("NVM image holds no complete NVMVCC database to recover from (power failed while loading?)");
     if (meta_->ntables != tables_.size())
       throw std::runtime_error("nvmvcc: the image's table count differs from the schema's");
     std::vector<bool> used(heap_->slots());

@@ -36,11 +36,14 @@ struct Version {
 };
 static_assert(sizeof(Version) == 32);
 
-struct RecordHead {
+// One cache line per head: a line flushed by one thread lands as it was when flushed, so heads
+// sharing a line could roll back another record's durable head pointer (crash torture found it
+// under the device model's power-failure mode).
+struct alignas(64) RecordHead {
   std::atomic<uint64_t> latest;  // slot + 1 of the newest version
   uint64_t key;
 };
-static_assert(sizeof(RecordHead) == 16);
+static_assert(sizeof(RecordHead) == 64);
 
 class VersionHeap {
  public:

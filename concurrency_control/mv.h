@@ -15,7 +15,9 @@
 // FIFO is ordered) and freed into a per-thread pool once no running or future transaction can
 // read at a timestamp before the node's `end` (the watermark below). Nothing is freed while
 // reachable by a reader: readers only walk the chain while looking for a version older than the
-// current one, and never past the first node whose wts is at most their timestamp.
+// current one, and never past the first node whose wts is at most their timestamp. A freed node
+// may stay linked behind such a node (never followed); a new head older than the watermark is
+// saved without a tail.
 //
 // Watermark protocol (one Registry per method, as their timestamp spaces differ): a transaction
 // publishes its timestamp in its slot and only then checks it exceeds `announce`; a refresh
@@ -208,18 +210,14 @@ class Store {
   }
 
   // The before-image of a locked tuple becomes the chain's head, [wts, end); from then readers
-  // of that version use the node (kInstall), so the engine may overwrite row.data. Nodes no
-  // reader can reach any more are cut off the chain's tail (bounded chains).
+  // of that version use the node (kInstall), so the engine may overwrite row.data.
   void save_before_image(Chain& c, const char* image, uint32_t len, uint64_t wts, uint64_t end,
                          uint64_t locked_word) {
     Version* v = make(image, len, wts, end);
     Version* old = c.head.load(std::memory_order_relaxed);
-    v->next.store(old, std::memory_order_relaxed);
-    for (Version* p = v; p;) {  // p's successor is unreachable once p->wts <= bound
-      Version* n = p->next.load(std::memory_order_relaxed);
-      if (n && p->wts < bound_) { p->next.store(nullptr, std::memory_order_release); break; }
-      p = n;
-    }
+    // No reader goes past a node whose wts is below the bound: cut the tail there. Older nodes
+    // are not walked: one may already be reclaimed (its end was below another thread's bound).
+    v->next.store(wts < bound_ ? nullptr : old, std::memory_order_relaxed);
     dev::update(&c, sizeof c);
     c.head.store(v, std::memory_order_release);
     c.word.store(locked_word | kInstall, std::memory_order_seq_cst);

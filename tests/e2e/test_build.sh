@@ -1,24 +1,24 @@
-# Both MMDB pairs build side by side into their own folders; an unknown pair is refused with a
-# message naming it.
+# Every pair (ALL_PAIRS) builds side by side into its own folder; an unknown pair is refused with
+# a message naming it.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # The Makefile names every valid pair (each engine's supports<CC>); the pairs built here are some.
 VALID=" $(make --no-print-directory -s pairs) "
-for cc in "${PAIRS[@]}"; do
+for cc in "${ALL_PAIRS[@]}"; do
   [[ "$VALID" == *" $cc "* ]] || fail "$cc is not a valid pair per 'make pairs':$VALID"
 done
 for cc in zen-mcsi mmdb-pgsi nvmvcc-silo; do
   [[ "$VALID" != *" $cc "* ]] || fail "'make pairs' lists the unsupported pair $cc"
 done
-for cc in "${PAIRS[@]}"; do
+for cc in "${ALL_PAIRS[@]}"; do
   make --no-print-directory -j2 ENGINE="${cc%%-*}" CC_ALG="${cc#*-}" >"$TMP/build-$cc.log" 2>&1 ||
     { tail -30 "$TMP/build-$cc.log" >&2; fail "make for $cc failed"; }
 done
-for cc in "${PAIRS[@]}"; do
+for cc in "${ALL_PAIRS[@]}"; do
   [[ -x "$(rundb_of "$cc")" ]] || fail "$(rundb_of "$cc") missing after building both pairs"
 done
-cmp -s "$(rundb_of no_wait)" "$(rundb_of silo)" && fail "the two pairs built the same binary"
-say "built: $(for cc in "${PAIRS[@]}"; do printf '%s ' "build/$cc/rundb"; done)"
+cmp -s "$(rundb_of mmdb-no_wait)" "$(rundb_of mmdb-silo)" && fail "two pairs built the same binary"
+say "built: $(for cc in "${ALL_PAIRS[@]}"; do printf '%s ' "build/$cc/rundb"; done)"
 
 expect_error nonzero "ENGINE=nope" make --no-print-directory ENGINE=nope
 expect_error nonzero "CC_ALG=nope" make --no-print-directory ENGINE=mmdb CC_ALG=nope

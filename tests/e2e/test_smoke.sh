@@ -1,7 +1,7 @@
 # Each pair runs a tiny YCSB and prints one JSON object with the contract's fields.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-for cc in "${PAIRS[@]}"; do
+for cc in "${ALL_PAIRS[@]}"; do
   bin="$(rundb_of "$cc")"
   out="$TMP/$cc.json"
   "$bin" --rows 20000 --warmup 0.2 --duration 0.5 --nvm-path "$TMP/$cc.img" \

@@ -152,9 +152,10 @@ bool transfer(Mgr& m, uint64_t a, uint64_t b, int64_t amount) {
 }
 
 // Read every account in one transaction; returns false when it aborted, else the sum in *sum.
+// read_only: begin with the read-only hint (Cicada's snapshot transactions).
 template <class Mgr>
-bool audit(Mgr& m, uint64_t rows, int64_t* sum) {
-  m.begin();
+bool audit(Mgr& m, uint64_t rows, int64_t* sum, bool read_only = false) {
+  m.begin(read_only);
   int64_t s = 0;
   for (uint64_t k = 0; k < rows; k++) {
     const char* p = m.read(0, k);

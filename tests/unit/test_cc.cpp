@@ -8,6 +8,9 @@
 #include <thread>
 #include <vector>
 
+#include "concurrency_control/cicada.h"
+#include "concurrency_control/hekaton.h"
+#include "concurrency_control/mvcc.h"
 #include "concurrency_control/no_wait.h"
 #include "concurrency_control/silo.h"
 #include "tests/unit/engine_util.h"
@@ -332,7 +335,7 @@ TEST(Silo, EpochAdvancesWhileStarted) {
 
 template <class CC>
 class CCBank : public ::testing::Test {};
-using CCs = ::testing::Types<cc::NoWait, cc::Silo>;
+using CCs = ::testing::Types<cc::NoWait, cc::Silo, cc::Mvcc, cc::Hekaton, cc::Cicada>;
 TYPED_TEST_SUITE(CCBank, CCs);
 
 TYPED_TEST(CCBank, TransfersConserveTotalAndAuditsSeeIt) {
@@ -395,4 +398,136 @@ TYPED_TEST(CCBank, TransfersConserveTotalAndAuditsSeeIt) {
   EXPECT_TRUE(nvt::test::audit(m, rows, &sum));
   EXPECT_EQ(sum, total);
   for (uint64_t k = 0; k < rows; k++) EXPECT_TRUE(nvt::test::transfer(m, k, (k + 1) % rows, 0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Multi-version methods (MVCC, HEKATON, CICADA), driven directly: an old reader keeps reading
+// its version while writers commit over it, and the superseded versions are reclaimed once it
+// is gone (bounded memory).
+
+template <class CC>
+class MvChains : public ::testing::Test {};
+using MvCCs = ::testing::Types<cc::Mvcc, cc::Hekaton, cc::Cicada>;
+TYPED_TEST_SUITE(MvChains, MvCCs);
+
+namespace {
+// One committed write of `fill` over the tuple, as the transaction manager and engine do it.
+template <class CC>
+bool commit_write(CC& cc, typename CC::Txn& t, Tuple<CC>& tup, char fill) {
+  Local l;
+  Access a = make_access(tup, l, AccessType::Write);
+  cc.begin(t);
+  if (!cc.write(t, a)) { cc.abort(t, &a, 0); return false; }
+  memset(a.local, fill, kLen);
+  if (!cc.validate(t, &a, 1)) { cc.abort(t, &a, 1); return false; }
+  memcpy(tup.data, a.local, kLen);  // the engine's install
+  cc.finish(t, &a, 1);
+  return true;
+}
+}  // namespace
+
+TYPED_TEST(MvChains, OldReaderKeepsItsVersionAndGcReclaimsAfterIt) {
+  using CC = TypeParam;
+  Tuple<CC> tup('a');
+  CC cc;
+  typename CC::Txn reader, writer;
+  cc.begin(reader);  // its timestamp precedes every writer's below
+  for (int i = 0; i < 500; i++) ASSERT_TRUE(commit_write(cc, writer, tup, char('b' + i % 20))) << i;
+  EXPECT_GE(writer.store.retired(), 500u) << "versions the old reader may need were reclaimed";
+
+  Local l;
+  Access r = make_access(tup, l, AccessType::Read);
+  const char* img = cc.read(reader, r);
+  ASSERT_NE(img, nullptr);
+  for (uint32_t i = 0; i < kLen; i++) ASSERT_EQ(img[i], 'a') << "the reader's version, byte " << i;
+  EXPECT_TRUE(cc.validate(reader, &r, 1));  // read-only: serializable before the writers
+  cc.finish(reader, &r, 1);
+
+  for (int i = 0; i < 200; i++) ASSERT_TRUE(commit_write(cc, writer, tup, 'z')) << i;
+  EXPECT_LT(writer.store.retired(), 2 * cc::mv::kRefreshEvery + 2) << "superseded versions not reclaimed";
+  // A new reader sees the newest image.
+  Local l2;
+  Access r2 = make_access(tup, l2, AccessType::Read);
+  cc.begin(reader);
+  img = cc.read(reader, r2);
+  ASSERT_NE(img, nullptr);
+  EXPECT_EQ(img[0], 'z');
+  EXPECT_TRUE(cc.validate(reader, &r2, 1));
+  cc.finish(reader, &r2, 1);
+}
+
+TYPED_TEST(MvChains, WriterHoldingATupleMakesTheSecondWriterAbort) {
+  using CC = TypeParam;
+  Tuple<CC> tup('a');
+  CC cc;
+  typename CC::Txn t1, t2;
+  Local l1, l2;
+  Access a1 = make_access(tup, l1, AccessType::Write), a2 = make_access(tup, l2, AccessType::Write);
+  cc.begin(t2);  // the older one: Cicada's t2 reads below t1's pending version, no wait
+  cc.begin(t1);
+  ASSERT_TRUE(cc.write(t1, a1));
+  memset(a1.local, 'b', kLen);
+  ASSERT_TRUE(cc.validate(t1, &a1, 1));  // t1 holds the tuple (Cicada: its pending version)
+  bool w2 = cc.write(t2, a2) && cc.validate(t2, &a2, 1);
+  EXPECT_FALSE(w2);
+  EXPECT_NE(t2.cause, AbortCause::None);
+  cc.abort(t2, &a2, 1);
+  memcpy(tup.data, a1.local, kLen);
+  cc.finish(t1, &a1, 1);
+  typename CC::Txn t3;
+  EXPECT_TRUE(commit_write(cc, t3, tup, 'c'));  // released
+}
+
+// Cicada's read-only transactions read at min_wts - 1: a snapshot no writer can change, so
+// audits beside high-contention transfers always see the exact total and never abort.
+TEST(CicadaSnapshot, ReadOnlyAuditsSeeTheTotalAndNeverAbort) {
+  using CC = cc::Cicada;
+  using Db = nvt::test::TestDb<CC>;
+  const uint64_t rows = 8;
+  const int movers = 2, threads = movers + 1;
+  const int64_t initial = 1000, total = initial * int64_t(rows);
+  TempPath p("cicada-snap");
+  nvt::test::DbOptions o;
+  o.rows = rows;
+  o.threads = threads;
+  Db db(p.str(), o);
+  db.load(initial);
+  db.eng->start();
+  std::atomic<uint64_t> committed{0}, audits{0}, bad{0}, ro_aborts{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < movers; t++)
+    ts.emplace_back([&, t] {
+      typename Db::Mgr m(*db.eng, t);
+      Rng r(uint64_t(t) + 3);
+      for (int i = 0; i < 3000; i++) {
+        uint64_t a = r.below(rows), b = r.below(rows - 1);
+        if (b >= a) b++;
+        if (nvt::test::transfer(m, a, b, int64_t(r.below(50)) + 1)) committed++;
+      }
+    });
+  ts.emplace_back([&] {
+    typename Db::Mgr m(*db.eng, movers);
+    while (!stop.load() || audits.load() < 100) {
+      int64_t s = 0;
+      if (!nvt::test::audit(m, rows, &s, /*read_only=*/true)) { ro_aborts++; continue; }
+      audits++;
+      if (s != total) bad++;
+    }
+  });
+  for (int t = 0; t < movers; t++) ts[size_t(t)].join();
+  stop = true;
+  ts.back().join();
+  db.eng->stop();
+  EXPECT_GT(committed.load(), 500u);
+  EXPECT_EQ(bad.load(), 0u) << "of " << audits.load() << " snapshot audits";
+  EXPECT_EQ(ro_aborts.load(), 0u);
+  EXPECT_EQ(db.total(), total);
+  // A read-only transaction that writes aborts (cause User) and holds nothing.
+  typename Db::Mgr m(*db.eng, 0);
+  m.begin(true);
+  EXPECT_EQ(m.write(0, 1), nullptr);
+  EXPECT_EQ(m.cause(), AbortCause::User);
+  m.abort();
+  EXPECT_TRUE(nvt::test::transfer(m, 1, 2, 0));
 }

@@ -1,4 +1,4 @@
-// Every single-version CC method through the real engine (MMDB): bank transfers under high
+// Every CC method (single- and multi-version) through the real engine (MMDB): bank transfers under high
 // contention that conserve the total and explain every account, recorded histories whose
 // conflict graph must be acyclic, write skew that must be prevented, and opposite-order
 // locking that must finish. Then a few behaviours particular to one method.
@@ -14,7 +14,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "concurrency_control/cicada.h"
 #include "concurrency_control/dl_detect.h"
+#include "concurrency_control/hekaton.h"
+#include "concurrency_control/mvcc.h"
 #include "concurrency_control/hstore.h"
 #include "concurrency_control/no_wait.h"
 #include "concurrency_control/occ.h"
@@ -85,7 +88,7 @@ class CCMethods : public ::testing::Test {
   }
 };
 using Methods = ::testing::Types<cc::NoWait, cc::WaitDie, cc::DlDetect, cc::Silo, cc::Occ,
-                                 cc::TicToc, cc::HStore>;
+                                 cc::TicToc, cc::HStore, cc::Mvcc, cc::Hekaton, cc::Cicada>;
 TYPED_TEST_SUITE(CCMethods, Methods);
 
 // ---------------------------------------------------------------------------------------------

@@ -11,6 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include "concurrency_control/cicada.h"
+#include "concurrency_control/hekaton.h"
+#include "concurrency_control/mvcc.h"
 #include "storage/engines/zen/zen.h"
 #include "tests/unit/engine_util.h"
 
@@ -120,7 +123,7 @@ struct Heap {
 
 template <class CC>
 class ZenTest : public ::testing::Test {};
-using CCs = ::testing::Types<cc::NoWait, cc::Silo>;
+using CCs = ::testing::Types<cc::NoWait, cc::Silo, cc::Mvcc, cc::Hekaton, cc::Cicada>;
 TYPED_TEST_SUITE(ZenTest, CCs);
 
 TEST(ZenNvmTuple, HeaderEncoding) {

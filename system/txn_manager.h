@@ -16,6 +16,7 @@ class TxnManager {
   TxnManager(Engine& e, int tid) : eng_(e), th_(e.thread(tid)) { acc_.reserve(64); }
 
   void begin() {
+    user_aborted_ = false;
     acc_.clear();
     chunk_ = 0;
     used_ = 0;
@@ -81,7 +82,9 @@ class TxnManager {
     eng_.release(th_, acc_.data(), acc_.size());
   }
   // A transaction that decides to roll back by itself (e.g. TPC-C's 1% NewOrder).
-  void user_abort() { txn_.cause = AbortCause::User; abort(); }
+  // The caller does not retry it and must not abort() it again.
+  void user_abort() { txn_.cause = AbortCause::User; user_aborted_ = true; abort(); }
+  bool user_aborted() const { return user_aborted_; }
 
   AbortCause cause() const { return txn_.cause; }
   const std::vector<Access>& accesses() const { return acc_; }
@@ -136,6 +139,7 @@ class TxnManager {
   std::vector<Access> acc_;
   std::vector<std::unique_ptr<char[], AlignedDelete>> chunks_;
   size_t chunk_ = 0, used_ = 0;
+  bool user_aborted_ = false;
 };
 
 }  // namespace nvt

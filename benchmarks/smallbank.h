@@ -66,15 +66,19 @@ class Smallbank {
   // DRAM the engines need besides the cached tuples, added to database_bytes / P: SmallBank's
   // tuples (16-32 B) are smaller than their index entries, so P applies to the tuples alone.
   // Per table a hash index (HashIndex: 16 B slots, a power of two >= 2 x rows), per thread its
-  // private buffers, per row 16 B for engine allocator metadata (Zen's free lists).
-  uint64_t dram_overhead(int threads) const {
-    uint64_t b = uint64_t(threads) * kPrivateBytesPerThread;
+  // private buffers; an engine with a slot heap (Zen: heap_pages) keeps one 8 B free-list
+  // pointer per slot of the smallest tuples (16 B + its 16 B header).
+  template <class Engine>
+  uint64_t dram_overhead(const EngineOptions& eo) const {
+    uint64_t b = uint64_t(eo.threads) * kPrivateBytesPerThread + (1ull << 20);
     for (auto& t : tables()) {
       uint64_t cap = 16;
       while (cap < t.capacity * 2) cap <<= 1;
-      b += cap * 16 + t.capacity * 16;
+      b += cap * 16;
     }
-    return b + (1ull << 20);
+    if constexpr (requires { Engine::heap_pages(tables(), eo); })
+      b += Engine::heap_pages(tables(), eo) * ((2ull << 20) / 32) * 8;
+    return b;
   }
   uint32_t tuple_size() const { return accounts_.tuple_size(); }
   std::string layout() const {

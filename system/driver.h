@@ -56,8 +56,8 @@ nlohmann::json run_pair(const RunContext& ctx) {
   uint64_t dram_budget = o.dram_size ? o.dram_size : uint64_t(double(db_bytes) / o.p_ratio);
   // A benchmark whose tuples are smaller than the engines' per-row structures (SmallBank) has
   // P apply to its tuples alone, those structures on top.
-  if constexpr (requires { bench.dram_overhead(o.threads); })
-    if (!o.dram_size) dram_budget += bench.dram_overhead(o.threads);
+  if constexpr (requires { bench.template dram_overhead<Engine>(eo); })
+    if (!o.dram_size) dram_budget += bench.template dram_overhead<Engine>(eo);
   dev::DeviceOptions d;
   d.path = o.nvm_path;
   d.reopen = o.recover;

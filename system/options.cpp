@@ -195,7 +195,7 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   app.add_option("--accounts", o.accounts, "SmallBank customers")->check(CLI::Range(uint64_t(2), uint64_t(1) << 34))->capture_default_str();
   app.add_option("--hotspot-accounts", o.hotspot_accounts, "SmallBank hotspot customers (at most --accounts)")->check(CLI::Range(uint64_t(1), uint64_t(1) << 34))->capture_default_str();
   app.add_option("--hotspot-share", o.hotspot_share, "SmallBank share of customer draws that go to the hotspot")->check(finite)->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  app.add_flag("--send-payment", o.send_payment, "SmallBank: add SendPayment to the uniform mix (six types)");
+  app.add_flag("--send-payment", o.send_payment, "add SendPayment to SmallBank's uniform mix (six types)");
 
   try {
     app.parse(argc, argv);

@@ -213,13 +213,13 @@ template <class CC> using MmdbE = mmdb::Mmdb<CC>;
 template <class CC> using ZenE = zen::Zen<CC>;
 
 template <class P>
-class SmallbankBank : public ::testing::Test {};
+class SmallbankRuns : public ::testing::Test {};
 using Pairs = ::testing::Types<Pair<MmdbE, cc::NoWait>, Pair<MmdbE, cc::Silo>, Pair<MmdbE, cc::TicToc>,
                                Pair<MmdbE, cc::WaitDie>, Pair<MmdbE, cc::Occ>, Pair<ZenE, cc::NoWait>,
                                Pair<ZenE, cc::Silo>, Pair<ZenE, cc::TicToc>>;
-TYPED_TEST_SUITE(SmallbankBank, Pairs);
+TYPED_TEST_SUITE(SmallbankRuns, Pairs);
 
-TYPED_TEST(SmallbankBank, ConcurrentRunsConserveMoneyAndRecover) {
+TYPED_TEST(SmallbankRuns, TwoWorkersConserveMoneyAndRecover) {
   TempPath path("smallbank-run");
   Options o = small_bank_options(path.str());
   o.accounts = 500;

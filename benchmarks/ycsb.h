@@ -2,7 +2,19 @@
 // 100 B columns of random strings (~1 KB tuples), 16 requests per transaction on distinct keys
 // drawn from a Zipfian distribution, each a read with probability --read-ratio, else a write
 // that replaces the tuple's columns with fresh random strings.
+// Forms of the other papers, by flag:
+//  - NVCaracal (nvcaracal-eurosys23 6.2.1): --hot-requests k of the requests go to --hot-rows
+//    hot rows (spread over the key space), the others to the rest; --update-bytes N makes a
+//    write a read-modify-write of the first N bytes after the key ("YCSB-smallrow":
+//    --columns 1 --column-size 56).
+//  - MCSI: --requests-min m: each transaction has uniformly m..--requests requests.
+//  - Zen+ long-running transactions: threads 0..--long-txn-threads-1 run, after every
+//    --long-txn-gap normal transactions, one that scans (reads) or updates --long-txn-rows
+//    consecutive rows (a list of sizes is used in turn); with --long-txn-disjoint those rows
+//    are the last ones of the table, which normal transactions never draw.
 #pragma once
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -22,9 +34,31 @@ class Ycsb {
   static constexpr uint32_t kTable = 0;
   static constexpr uint32_t kStampOffset = 8;  // first bytes of column f0 (ack mode only)
 
-  explicit Ycsb(const Options& o) : o_(o), zipf_(o.rows, o.theta) {
+  explicit Ycsb(const Options& o)
+      : o_(o), normal_rows_(o.rows - reserved_rows(o)), zipf_(normal_rows_, o.theta),
+        hot_stride_(o.hot_requests > 0 ? std::max<uint64_t>(1, normal_rows_ / o.hot_rows) : 1) {
     schema_.add("key", 8);
     for (int i = 0; i < o.columns; i++) schema_.add("f" + std::to_string(i), uint32_t(o.column_size));
+  }
+
+  // Rows kept for the long transactions alone (--long-txn-disjoint): the last ones.
+  static uint64_t reserved_rows(const Options& o) {
+    if (o.long_txn == "none" || !o.long_txn_disjoint) return 0;
+    uint64_t most = 0;
+    for (uint64_t n : o.long_txn_sizes) most = std::max(most, n);
+    return most;
+  }
+  // Rows normal transactions draw from: [0, normal_rows()).
+  uint64_t normal_rows() const { return normal_rows_; }
+  // The hot set: --hot-rows keys spread evenly over the normal rows.
+  bool is_hot(uint64_t k) const {
+    return o_.hot_requests > 0 && k % hot_stride_ == 0 && k / hot_stride_ < o_.hot_rows;
+  }
+  uint64_t hot_key(Rng& r) const { return r.below(o_.hot_rows) * hot_stride_; }
+
+  // What the run did besides commits: long transactions committed (and their rows).
+  nlohmann::json report() const {
+    return {{"long_txns_committed", long_commits_.load()}, {"long_txn_rows_committed", long_rows_.load()}};
   }
 
   std::vector<TableInfo> tables() const { return {{kTable, "usertable", schema_, o_.rows}}; }
@@ -53,7 +87,7 @@ class Ycsb {
   void fill(Rng& r, char* img, uint64_t key, uint64_t stamp) const {
     memcpy(img, &key, 8);
     random_string(r, img + 8, schema_.tuple_size() - 8);
-    if (!o_.ack_file.empty()) memcpy(img + kStampOffset, &stamp, 8);
+    if (stamped()) memcpy(img + kStampOffset, &stamp, 8);
   }
 
   template <class Engine>
@@ -77,28 +111,41 @@ class Ycsb {
    public:
     Worker(const Ycsb& y, int tid)
         : y_(y), tid_(tid), rng_(y.o_.seed * 1000003 + uint64_t(tid)),
-          keys_(size_t(y.o_.requests)), write_(size_t(y.o_.requests)) {
+          long_thread_(y.o_.long_txn != "none" && tid < y.o_.long_txn_threads) {
       if (!y.o_.ack_file.empty()) ack_ = std::make_unique<AckWriter>(y.o_.ack_file, tid);
     }
 
     // Draw the next transaction's requests (kept across its retries after aborts).
     void next() {
-      int n = y_.o_.requests;
+      txn_id_ = (uint64_t(tid_ + 1) << 40) | ++seq_;
+      is_long_ = long_thread_ && since_long_ >= y_.o_.long_txn_gap;
+      if (is_long_) return next_long();
+      since_long_++;
+      const Options& o = y_.o_;
+      int n = o.requests_min > 0 ? o.requests_min + int(rng_.below(uint64_t(o.requests - o.requests_min + 1)))
+                                 : o.requests;
+      keys_.resize(size_t(n));
+      write_.resize(size_t(n));
       nwrites_ = 0;
+      int hot = std::min(n, o.hot_requests);
       for (int i = 0; i < n; i++) {
         uint64_t k;
         bool dup;
         do {
-          k = y_.zipf_.next(rng_);
-          dup = false;
+          k = i < hot ? y_.hot_key(rng_) : y_.zipf_.next(rng_);
+          dup = i >= hot && y_.is_hot(k);  // the cold requests avoid the hot set
           for (int j = 0; j < i; j++) dup |= keys_[size_t(j)] == k;
         } while (dup);
         keys_[size_t(i)] = k;
-        write_[size_t(i)] = rng_.uniform() >= y_.o_.read_ratio;
+        write_[size_t(i)] = rng_.uniform() >= o.read_ratio;
         nwrites_ += write_[size_t(i)];
       }
-      txn_id_ = (uint64_t(tid_ + 1) << 40) | ++seq_;
+      if (hot > 0)  // hot requests at random places in the transaction
+        for (int i = n - 1; i > 0; i--) std::swap(keys_[size_t(i)], keys_[rng_.below(uint64_t(i) + 1)]);
     }
+
+    const std::vector<uint64_t>& keys() const { return keys_; }
+    bool is_long() const { return is_long_; }
 
     template <class Mgr>
     bool execute(Mgr& m) {
@@ -114,7 +161,13 @@ class Ycsb {
         } else {
           char* d = m.write(kTable, k);
           if (!d) return false;
-          y_.fill(rng_, d, k, txn_id_);
+          if (y_.o_.update_bytes > 0) {  // read-modify-write: the image holds the current tuple
+            sink += uint8_t(d[8]);
+            random_string(rng_, d + 8, size_t(y_.o_.update_bytes));
+            if (y_.stamped()) memcpy(d + kStampOffset, &txn_id_, 8);
+          } else {
+            y_.fill(rng_, d, k, txn_id_);
+          }
         }
       }
       sink_ += sink;
@@ -127,6 +180,11 @@ class Ycsb {
     // After a commit returns: acknowledge its writes.
     template <class Mgr>
     void acknowledged(Mgr& m) {
+      if (is_long_) {
+        since_long_ = 0;
+        y_.long_commits_.fetch_add(1, std::memory_order_relaxed);
+        y_.long_rows_.fetch_add(keys_.size(), std::memory_order_relaxed);
+      }
       if (!ack_ || !nwrites_) return;
       entries_.clear();
       for (auto& a : m.accesses())
@@ -136,6 +194,19 @@ class Ycsb {
     }
 
    private:
+    // A long transaction: the next size in turn, consecutive rows from a random start.
+    void next_long() {
+      const Options& o = y_.o_;
+      uint64_t rows = o.long_txn_sizes[long_seq_++ % o.long_txn_sizes.size()];
+      uint64_t lo = o.long_txn_disjoint ? y_.normal_rows_ : 0;
+      uint64_t start = lo + rng_.below(o.rows - lo - rows + 1);
+      bool update = o.long_txn == "update";
+      keys_.resize(rows);
+      write_.assign(rows, update);
+      for (uint64_t i = 0; i < rows; i++) keys_[i] = start + i;
+      nwrites_ = update ? int(std::min<uint64_t>(rows, 1u << 30)) : 0;
+    }
+
     void log_intent() {
       wkeys_.clear();
       for (size_t i = 0; i < keys_.size(); i++)
@@ -150,15 +221,22 @@ class Ycsb {
     std::vector<uint8_t> write_;
     int nwrites_ = 0;
     uint64_t txn_id_ = 0, seq_ = 0, sink_ = 0;
+    bool long_thread_, is_long_ = false;
+    uint64_t since_long_ = 0, long_seq_ = 0;
     std::unique_ptr<AckWriter> ack_;
     std::vector<uint64_t> wkeys_;
     std::vector<AckWriter::Entry> entries_;
   };
 
  private:
+  bool stamped() const { return !o_.ack_file.empty(); }
+
   const Options& o_;
   Schema schema_;
+  uint64_t normal_rows_;
   Zipf zipf_;
+  uint64_t hot_stride_;
+  mutable std::atomic<uint64_t> long_commits_{0}, long_rows_{0};
 };
 
 }  // namespace nvt

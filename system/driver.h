@@ -54,6 +54,10 @@ nlohmann::json run_pair(const RunContext& ctx) {
   eo.log_bytes = (eo.log_bytes + (2ull << 20) - 1) / (2ull << 20) * (2ull << 20);
 
   uint64_t dram_budget = o.dram_size ? o.dram_size : uint64_t(double(db_bytes) / o.p_ratio);
+  // A benchmark whose tuples are smaller than the engines' per-row structures (SmallBank) has
+  // P apply to its tuples alone, those structures on top.
+  if constexpr (requires { bench.template dram_overhead<Engine>(eo); })
+    if (!o.dram_size) dram_budget += bench.template dram_overhead<Engine>(eo);
   dev::DeviceOptions d;
   d.path = o.nvm_path;
   d.reopen = o.recover;
@@ -96,6 +100,7 @@ nlohmann::json run_pair(const RunContext& ctx) {
     r["threads"] = o.recovery_threads;
     out["recovery"] = r;
     out["invariants"] = eng.check();
+    if constexpr (requires { bench.check(eng); }) out["conservation"] = bench.check(eng);
     if (!o.verify_ack.empty()) {
       uint32_t len = bench.tuple_size();
       out["verification"] = verify_acks(
@@ -155,10 +160,11 @@ nlohmann::json run_pair(const RunContext& ctx) {
           else m.begin();
           if (w.execute(m)) {
             if ((done = m.commit())) break;  // commit() aborts by itself on failure
-          } else {
+          } else if (!m.user_aborted()) {
             m.abort();
           }
           if (seen == kMeasure) st.aborts[size_t(m.cause())]++;
+          if (m.user_aborted()) break;  // the transaction's own decision: not retried
           dev::pay_debt();
           // Randomized exponential backoff before retrying the same transaction.
           uint64_t spins = backoff.below(16ull << std::min(attempt, 8));
@@ -287,6 +293,9 @@ nlohmann::json run_pair(const RunContext& ctx) {
         {"nvm_volatile", nvm.used(dev::RegionKind::Volatile)}}},
       {"engine", eng.stats()}};
   out["results"] = res;
+  // The benchmark's own counts and its consistency check of the database after the run.
+  if constexpr (requires { bench.report(); }) out["workload"] = bench.report();
+  if constexpr (requires { bench.check(eng); }) out["conservation"] = bench.check(eng);
   if (o.timeline_ms) {
     nlohmann::json tl = nlohmann::json::array();
     uint64_t prev = 0;

@@ -1,6 +1,7 @@
 #include "system/options.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
@@ -42,6 +43,57 @@ struct FiniteValidator : CLI::Validator {
   }
 };
 
+// Comma-separated positive row counts ("2000,8000").
+std::vector<uint64_t> parse_rows_list(const std::string& s) {
+  std::vector<uint64_t> v;
+  size_t i = 0;
+  while (i <= s.size()) {
+    size_t j = s.find(',', i);
+    if (j == std::string::npos) j = s.size();
+    std::string item = s.substr(i, j - i);
+    if (item.empty() || item.size() > 12 || item.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoull(item) == 0)
+      throw CLI::ValidationError("--long-txn-rows", "'" + s + "' is not a list of positive row counts (N or N,M,...)");
+    v.push_back(std::stoull(item));
+    i = j + 1;
+  }
+  return v;
+}
+
+// The cross-flag rules of the YCSB forms and SmallBank.
+void validate_workload(const CLI::App& app, Options& o) {
+  auto bad = [](const char* flag, const std::string& why) { throw CLI::ValidationError(flag, why); };
+  if (o.workload.rfind("ycsb-", 0) == 0) {
+    double r = o.workload == "ycsb-a" ? 0.5 : o.workload == "ycsb-b" ? 0.95 : 1.0;
+    if (app.count("--read-ratio") && o.read_ratio != r)
+      bad("--read-ratio", "--workload " + o.workload + " fixes it at " + std::to_string(r));
+    o.read_ratio = r;
+  }
+  o.long_txn_sizes = parse_rows_list(o.long_txn_rows);
+  if (o.workload == "smallbank") {
+    if (o.hotspot_accounts > o.accounts) bad("--hotspot-accounts", "must not exceed --accounts");
+    if (!o.ack_file.empty() || !o.verify_ack.empty())
+      bad("--ack-file/--verify-ack", "are YCSB's; SmallBank checks conservation of money instead");
+    return;
+  }
+  if (o.hot_requests > o.requests) bad("--hot-requests", "must not exceed --requests");
+  if (o.hot_requests > 0) {
+    if (o.hot_rows >= o.rows) bad("--hot-rows", "must be fewer than --rows");
+    if (uint64_t(o.hot_requests) > o.hot_rows) bad("--hot-requests", "must not exceed --hot-rows (keys are distinct)");
+  }
+  if (o.requests_min > o.requests) bad("--requests-min", "must not exceed --requests");
+  if (uint64_t(o.update_bytes) > uint64_t(o.columns) * uint64_t(o.column_size))
+    bad("--update-bytes", "must not exceed the tuple's columns (--columns x --column-size)");
+  if (o.long_txn != "none") {
+    if (o.long_txn_threads >= o.threads) bad("--long-txn-threads", "must be fewer than --threads (normal transactions need a thread)");
+    uint64_t most = 0;
+    for (uint64_t n : o.long_txn_sizes) most = std::max(most, n);
+    if (most > o.rows) bad("--long-txn-rows", "must not exceed --rows");
+    if (o.long_txn_disjoint && most + uint64_t(o.requests) + o.hot_rows * (o.hot_requests > 0) > o.rows)
+      bad("--long-txn-rows", "with --long-txn-disjoint must leave the normal transactions enough rows");
+  }
+}
+
 }  // namespace
 
 nlohmann::json Options::to_json() const {
@@ -60,7 +112,14 @@ nlohmann::json Options::to_json() const {
       {"requests", requests},     {"columns", columns},
       {"column_size", column_size}, {"power_fail", power_fail},
       {"crash_at", crash_at},     {"evict_prob", evict_prob},
-      {"fault", fault}};
+      {"fault", fault},
+      {"hot_rows", hot_rows},     {"hot_requests", hot_requests},
+      {"update_bytes", update_bytes}, {"requests_min", requests_min},
+      {"long_txn", long_txn},     {"long_txn_rows", long_txn_sizes},
+      {"long_txn_disjoint", long_txn_disjoint}, {"long_txn_threads", long_txn_threads},
+      {"long_txn_gap", long_txn_gap},
+      {"accounts", accounts},     {"hotspot_accounts", hotspot_accounts},
+      {"hotspot_share", hotspot_share}, {"send_payment", send_payment}};
   auto opt = [&](const char* k, const std::optional<double>& v) {
     j[k] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
   };
@@ -117,13 +176,26 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   });
   app.add_option("--evict-prob", o.evict_prob, "with --power-fail: share of dirty unflushed lines written back early at the crash")->check(finite)->check(CLI::Range(0.0, 1.0));
   app.add_option("--fault", o.fault, "inject a persistence bug the crash tests must catch")->check(CLI::IsMember({"none", "drop-flush", "drop-fence", "reorder-lp"}))->capture_default_str();
-  app.add_option("--workload", o.workload, "benchmark")->check(CLI::IsMember({"ycsb"}))->capture_default_str();
+  app.add_option("--workload", o.workload, "benchmark; ycsb-a/b/c: YCSB with --read-ratio 0.5/0.95/1")->check(CLI::IsMember({"ycsb", "ycsb-a", "ycsb-b", "ycsb-c", "smallbank"}))->capture_default_str();
   app.add_option("--rows", o.rows, "YCSB table rows")->check(CLI::Range(uint64_t(1), uint64_t(1) << 36))->capture_default_str();
   app.add_option("--read-ratio", o.read_ratio, "YCSB share of read requests")->check(finite)->check(CLI::Range(0.0, 1.0))->capture_default_str();
   app.add_option("--theta", o.theta, "YCSB Zipf theta (0 = uniform)")->check(finite)->check(CLI::Range(0.0, 0.99))->capture_default_str();
   app.add_option("--requests", o.requests, "YCSB requests per transaction (distinct keys)")->check(CLI::Range(1, 1024))->capture_default_str();
   app.add_option("--columns", o.columns, "YCSB columns besides the 8 B key")->check(CLI::Range(1, 100))->capture_default_str();
   app.add_option("--column-size", o.column_size, "YCSB bytes per column")->check(CLI::Range(8, 65536))->capture_default_str();
+  app.add_option("--hot-rows", o.hot_rows, "YCSB rows in the hot set (with --hot-requests)")->check(CLI::Range(uint64_t(1), uint64_t(1) << 36))->capture_default_str();
+  app.add_option("--hot-requests", o.hot_requests, "YCSB requests per transaction on the hot rows (NVCaracal's contention)")->check(CLI::Range(0, 1024))->capture_default_str();
+  app.add_option("--update-bytes", o.update_bytes, "YCSB: a write is a read-modify-write of the first N bytes after the key (0 = blind write of the whole tuple)")->check(CLI::Range(0, 65536 * 100))->capture_default_str();
+  app.add_option("--requests-min", o.requests_min, "YCSB: requests per transaction uniform in [N, --requests] (0 = always --requests)")->check(CLI::Range(0, 1024))->capture_default_str();
+  app.add_option("--long-txn", o.long_txn, "YCSB long-running transactions on --long-txn-threads threads")->check(CLI::IsMember({"none", "scan", "update"}))->capture_default_str();
+  app.add_option("--long-txn-rows", o.long_txn_rows, "rows per long transaction; a list N,M,... is used in turn")->capture_default_str();
+  app.add_flag("--long-txn-disjoint", o.long_txn_disjoint, "long transactions work on the last rows, which normal transactions never touch");
+  app.add_option("--long-txn-threads", o.long_txn_threads, "threads that issue long transactions (fewer than --threads)")->check(CLI::Range(1, 1023))->capture_default_str();
+  app.add_option("--long-txn-gap", o.long_txn_gap, "normal transactions a long-txn thread runs before each long one (0 = back to back)")->check(CLI::Range(uint64_t(0), uint64_t(1) << 40))->capture_default_str();
+  app.add_option("--accounts", o.accounts, "SmallBank customers")->check(CLI::Range(uint64_t(2), uint64_t(1) << 34))->capture_default_str();
+  app.add_option("--hotspot-accounts", o.hotspot_accounts, "SmallBank hotspot customers (at most --accounts)")->check(CLI::Range(uint64_t(1), uint64_t(1) << 34))->capture_default_str();
+  app.add_option("--hotspot-share", o.hotspot_share, "SmallBank share of customer draws that go to the hotspot")->check(finite)->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  app.add_flag("--send-payment", o.send_payment, "add SendPayment to SmallBank's uniform mix (six types)");
 
   try {
     app.parse(argc, argv);
@@ -132,6 +204,7 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
     if (!log_size.empty()) o.log_size = dev::parse_size(log_size);
     if (uint64_t(o.requests) > o.rows)
       throw CLI::ValidationError("--requests", "must not exceed --rows (keys are distinct)");
+    validate_workload(app, o);
     if ((o.crash_at != "none" || o.evict_prob > 0) && !o.power_fail)
       throw CLI::ValidationError("--crash-at/--evict-prob", "need --power-fail");
     if (!o.out.empty() && !std::ofstream(o.out, std::ios::app))

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -47,6 +48,23 @@ struct Options {
   int requests = 16;
   int columns = 10;
   int column_size = 100;
+  // YCSB forms: NVCaracal's hot rows, partial updates; MCSI's request range; Zen+'s long
+  // transactions (benchmarks/ycsb.h)
+  uint64_t hot_rows = 256;
+  int hot_requests = 0;        // requests per transaction drawn from the hot rows
+  int update_bytes = 0;        // 0 = a write replaces the whole tuple
+  int requests_min = 0;        // 0 = every transaction has --requests
+  std::string long_txn = "none";
+  std::string long_txn_rows = "1000";  // comma-separated sizes, used in turn
+  std::vector<uint64_t> long_txn_sizes;  // parsed from long_txn_rows
+  bool long_txn_disjoint = false;
+  int long_txn_threads = 1;
+  uint64_t long_txn_gap = 0;   // normal transactions a long-txn thread runs between long ones
+  // SmallBank (benchmarks/smallbank.h)
+  uint64_t accounts = 18000;
+  uint64_t hotspot_accounts = 1000;
+  double hotspot_share = 0.9;
+  bool send_payment = false;
 
   nlohmann::json to_json() const;
 };

@@ -18,6 +18,7 @@ class TxnManager {
   // read_only: the transaction promises not to write; a CC that can use it (Cicada reads such
   // a transaction at a snapshot, without validation) takes it, the others ignore it.
   void begin(bool read_only = false) {
+    user_aborted_ = false;
     acc_.clear();
     chunk_ = 0;
     used_ = 0;
@@ -84,7 +85,9 @@ class TxnManager {
     eng_.release(th_, acc_.data(), acc_.size());
   }
   // A transaction that decides to roll back by itself (e.g. TPC-C's 1% NewOrder).
-  void user_abort() { txn_.cause = AbortCause::User; abort(); }
+  // The caller does not retry it and must not abort() it again.
+  void user_abort() { txn_.cause = AbortCause::User; user_aborted_ = true; abort(); }
+  bool user_aborted() const { return user_aborted_; }
 
   AbortCause cause() const { return txn_.cause; }
   const std::vector<Access>& accesses() const { return acc_; }
@@ -139,6 +142,7 @@ class TxnManager {
   std::vector<Access> acc_;
   std::vector<std::unique_ptr<char[], AlignedDelete>> chunks_;
   size_t chunk_ = 0, used_ = 0;
+  bool user_aborted_ = false;
 };
 
 }  // namespace nvt

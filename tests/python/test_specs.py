@@ -114,7 +114,7 @@ def test_bundle_axes_set_several_settings_and_name_a_label(tmp_path):
 def test_help_parsing_and_boolean_flags():
     assert HELP["threads"] is None and HELP["recover"] is None
     assert HELP["profile"] == {"dram", "optane-100", "optane-200", "cxl"}
-    assert HELP["workload"] == {"ycsb"} and "help" not in HELP
+    assert HELP["workload"] == {"ycsb", "ycsb-a", "ycsb-b", "ycsb-c", "smallbank"} and "help" not in HELP
     cmd = command("rundb", {"engine": "mmdb", "cc": "silo", "power_fail": True,
                             "recover": False, "seed": 1}, 0, "/dev/shm/x.img")
     assert "--power-fail" in cmd and "true" not in cmd and "--recover" not in cmd

@@ -1,0 +1,57 @@
+# Each pair runs tiny SmallBank (conservation after the run and after recovery) and the YCSB
+# forms: the named mixes, NVCaracal's hot rows with small-row read-modify-writes, MCSI's request
+# range, and a long-running transaction thread beside a normal one.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+run() {  # run NAME PAIR ARGS...: one tiny run whose JSON lands in $TMP/NAME.json
+  local name="$1" cc="$2"
+  shift 2
+  "$(rundb_of "$cc")" --warmup 0.1 --duration 0.4 --nvm-path "$TMP/$cc.img" "$@" \
+      >"$TMP/$name.json" 2>"$TMP/$name.err" ||
+    { cat "$TMP/$name.err" >&2; fail "$name ($cc $*) exited non-zero"; }
+  check "$TMP/$name.json" "d['results']['committed'] > 0" "$name committed > 0"
+}
+
+for cc in "${PAIRS[@]}"; do
+  run "$cc-sb" "$cc" --workload smallbank --accounts 2000 --hotspot-accounts 10 --send-payment
+  f="$TMP/$cc-sb.json"
+  check "$f" "d['conservation']['violations'] == 0 and d['conservation']['total'] == d['conservation']['expected']" "$cc smallbank conserves money"
+  check "$f" "d['results']['aborts_by_cause']['user'] > 0" "$cc smallbank user aborts"
+  check "$f" "all(v['committed'] > 0 for v in d['workload']['smallbank'].values())" "$cc smallbank commits every type"
+  "$(rundb_of "$cc")" --workload smallbank --accounts 2000 --hotspot-accounts 10 --send-payment --recover \
+      --nvm-path "$TMP/$cc.img" >"$TMP/$cc-sbr.json" 2>"$TMP/$cc-sbr.err" ||
+    { cat "$TMP/$cc-sbr.err" >&2; fail "$cc smallbank recovery exited non-zero"; }
+  check "$TMP/$cc-sbr.json" "d['conservation']['violations'] == 0 and d['invariants']['violations'] == 0" "$cc smallbank recovery conserves money"
+
+  run "$cc-yb" "$cc" --workload ycsb-b --rows 20000
+  check "$TMP/$cc-yb.json" "d['config']['read_ratio'] == 0.95" "$cc ycsb-b reads 95%"
+  run "$cc-hot" "$cc" --rows 20000 --requests 10 --read-ratio 0 --hot-requests 7 --hot-rows 256 \
+      --columns 1 --column-size 56 --update-bytes 40 --dram-size 64M
+  run "$cc-mcsi" "$cc" --rows 20000 --requests-min 1 --requests 5 --theta 0
+  run "$cc-lrt" "$cc" --rows 20000 --long-txn update --long-txn-rows 500,1000 --long-txn-gap 10 --long-txn-disjoint
+  check "$TMP/$cc-lrt.json" "d['workload']['long_txns_committed'] > 0" "$cc long transactions commit"
+  rm -f "$TMP/$cc.img"
+  say "$cc: smallbank $(json "$f" "round(d['results']['throughput_tps'])") txn/s, long txns $(json "$TMP/$cc-lrt.json" "d['workload']['long_txns_committed']")"
+done
+
+# Flags of these workloads that must be refused (exit 2, naming the flag).
+bin="$(rundb_of mmdb-no_wait)"
+refuse() {
+  local flag="$1"
+  shift
+  set +e
+  "$bin" --nvm-path "$TMP/refuse.img" "$@" >/dev/null 2>"$TMP/refuse.err"
+  local rc=$?
+  set -e
+  [[ $rc -eq 2 ]] || fail "$* exited $rc, not 2"
+  grep -q -- "$flag" "$TMP/refuse.err" || fail "$*: error does not name $flag: $(cat "$TMP/refuse.err")"
+}
+refuse --hotspot-accounts --workload smallbank --accounts 100 --hotspot-accounts 101
+refuse --hot-requests --requests 4 --hot-requests 5
+refuse --requests-min --requests 4 --requests-min 5
+refuse --long-txn-rows --long-txn-rows 10,,20
+refuse --long-txn-rows --long-txn scan --rows 1000 --long-txn-rows 2000
+refuse --long-txn-threads --long-txn scan --threads 2 --long-txn-threads 2
+refuse --read-ratio --workload ycsb-c --read-ratio 0.5
+refuse --ack-file --workload smallbank --ack-file "$TMP/ack"
+say "bad workload flags refused"

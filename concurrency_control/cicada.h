@@ -66,6 +66,7 @@ struct Cicada {
     uint32_t ro_begins = 0;
     mv::Store store{registry()};
     std::vector<Access*> ws, rs;  // reused across transactions
+    std::vector<std::pair<uint64_t, Access*>> order;  // validate(): contention snapshot
   };
 
   static mv::Registry& registry() {
@@ -146,14 +147,20 @@ struct Cicada {
     t.rs.clear();
     for (size_t i = 0; i < n; i++) (acc[i].type == AccessType::Read ? t.rs : t.ws).push_back(&acc[i]);
     if (t.ws.empty() && t.rs.empty()) return true;
-    // Contention order: the most recently written tuple first (ties: address order).
-    auto hotter = [](Access* x, Access* y) {
-      uint64_t wx = mv::ts_of(meta(*x)->chain.word.load(std::memory_order_relaxed));
-      uint64_t wy = mv::ts_of(meta(*y)->chain.word.load(std::memory_order_relaxed));
-      return wx != wy ? wx > wy : x->row.meta < y->row.meta;
+    // Contention order: the most recently written tuple first (ties: address order). The
+    // write timestamps are read once, before sorting: other transactions change them meanwhile,
+    // and a comparator whose answers change is undefined behaviour for std::sort.
+    auto by_contention = [&](std::vector<Access*>& v) {
+      t.order.clear();
+      for (Access* a : v)
+        t.order.push_back({mv::ts_of(meta(*a)->chain.word.load(std::memory_order_relaxed)), a});
+      std::sort(t.order.begin(), t.order.end(), [](const auto& x, const auto& y) {
+        return x.first != y.first ? x.first > y.first : x.second->row.meta < y.second->row.meta;
+      });
+      for (size_t i = 0; i < v.size(); i++) v[i] = t.order[i].second;
     };
-    std::sort(t.ws.begin(), t.ws.end(), hotter);
-    std::sort(t.rs.begin(), t.rs.end(), hotter);
+    by_contention(t.ws);
+    by_contention(t.rs);
     // Pending version installation (with the early checks).
     for (Access* a : t.ws) {
       Meta* m = meta(*a);

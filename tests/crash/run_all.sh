@@ -8,7 +8,7 @@ trap 'rm -f "$out"' EXIT
 passed=0 failed=0
 summary() { python3 -c "import json,sys; s=json.load(open('$out')); print(sys.argv[1].format(**s))" "$1"; }
 
-for p in "mmdb no_wait" "mmdb silo" "zen no_wait" "zen silo"; do
+for p in "mmdb no_wait" "mmdb silo" "zen no_wait" "zen silo" "nvmvcc mcsi" "nvmvcc pgsi"; do
   set -- $p
   echo "== torture $1+$2"
   if python3 scripts/torture.py --engine "$1" --cc "$2" --rounds "${ROUNDS:-12}" --duration 0.8 >"$out"; then

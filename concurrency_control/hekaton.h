@@ -84,7 +84,7 @@ struct Hekaton {
         a.tid = v->wts;
         return a.local;
       }
-      copy_tuple(a.local, a.row.data, a.len);
+      mv::optimistic_copy(a);
       std::atomic_thread_fence(std::memory_order_seq_cst);
       if (c.word.load(std::memory_order_seq_cst) == w) {
         a.tid = mv::ts_of(w);

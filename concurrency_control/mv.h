@@ -253,6 +253,10 @@ class Store {
   std::deque<Version*> retired_;
 };
 
+// An optimistic copy of the current image, which the caller validates by rereading the word
+// (seqlock-style: it may overlap the engine's install by design; tests/tsan.supp names it).
+inline void optimistic_copy(Access& a) { copy_tuple(a.local, a.row.data, a.len); }
+
 // Lock a tuple's word without waiting: false when another writer holds it.
 inline bool try_lock(Chain& c, uint64_t& word) {
   dev::update(&c.word, sizeof c.word);

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <fstream>
+#include <regex>
 
 #include "storage/device/cost_profile.h"
 #include "storage/device/nvm_image.h"
@@ -60,7 +61,10 @@ nlohmann::json Options::to_json() const {
       {"requests", requests},     {"columns", columns},
       {"column_size", column_size}, {"power_fail", power_fail},
       {"crash_at", crash_at},     {"evict_prob", evict_prob},
-      {"fault", fault}};
+      {"fault", fault},
+      {"warehouses", warehouses}, {"tpcc_mix", tpcc_mix},
+      {"neworder_remote_pct", neworder_remote_pct}, {"payment_remote_pct", payment_remote_pct},
+      {"tpcc_new_orders", tpcc_new_orders}, {"persist_order", persist_order}};
   auto opt = [&](const char* k, const std::optional<double>& v) {
     j[k] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
   };
@@ -117,13 +121,24 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   });
   app.add_option("--evict-prob", o.evict_prob, "with --power-fail: share of dirty unflushed lines written back early at the crash")->check(finite)->check(CLI::Range(0.0, 1.0));
   app.add_option("--fault", o.fault, "inject a persistence bug the crash tests must catch")->check(CLI::IsMember({"none", "drop-flush", "drop-fence", "reorder-lp"}))->capture_default_str();
-  app.add_option("--workload", o.workload, "benchmark")->check(CLI::IsMember({"ycsb"}))->capture_default_str();
+  app.add_option("--workload", o.workload, "benchmark")->check(CLI::IsMember({"ycsb",
+                                                  "tpcc"}))->capture_default_str();
   app.add_option("--rows", o.rows, "YCSB table rows")->check(CLI::Range(uint64_t(1), uint64_t(1) << 36))->capture_default_str();
   app.add_option("--read-ratio", o.read_ratio, "YCSB share of read requests")->check(finite)->check(CLI::Range(0.0, 1.0))->capture_default_str();
   app.add_option("--theta", o.theta, "YCSB Zipf theta (0 = uniform)")->check(finite)->check(CLI::Range(0.0, 0.99))->capture_default_str();
   app.add_option("--requests", o.requests, "YCSB requests per transaction (distinct keys)")->check(CLI::Range(1, 1024))->capture_default_str();
   app.add_option("--columns", o.columns, "YCSB columns besides the 8 B key")->check(CLI::Range(1, 100))->capture_default_str();
   app.add_option("--column-size", o.column_size, "YCSB bytes per column")->check(CLI::Range(8, 65536))->capture_default_str();
+  app.add_option("--warehouses", o.warehouses, "TPC-C warehouses")->check(CLI::Range(1, 1000))->capture_default_str();
+  app.add_option("--tpcc-mix", o.tpcc_mix, "TPC-C mix: standard, np (NewOrder:Payment 45:43), deterministic, or a list like neworder:45,payment:55")->check([](const std::string& s) {
+    if (s == "standard" || s == "np" || s == "deterministic") return std::string();
+    static const std::regex list("^(neworder|payment|order_status|delivery|stock_level):[0-9]+(,(neworder|payment|order_status|delivery|stock_level):[0-9]+)*$");
+    return std::regex_match(s, list) ? std::string() : "'" + s + "' is not standard, np, deterministic or NAME:WEIGHT,...";
+  })->capture_default_str();
+  app.add_option("--neworder-remote-pct", o.neworder_remote_pct, "TPC-C: % of NewOrder items from a remote warehouse")->check(CLI::Range(0, 100))->capture_default_str();
+  app.add_option("--payment-remote-pct", o.payment_remote_pct, "TPC-C: % of Payments by a remote warehouse's customer")->check(CLI::Range(0, 100))->capture_default_str();
+  app.add_option("--tpcc-new-orders", o.tpcc_new_orders, "TPC-C: room for this many NewOrders in the tables (their inserts)")->check(CLI::Range(uint64_t(1000), uint64_t(1) << 30))->capture_default_str();
+  app.add_option("--persist-order", o.persist_order, "Zen: multi-table persist order, table names LP-first, comma separated (default: the benchmark's)");
 
   try {
     app.parse(argc, argv);
@@ -138,6 +153,8 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
       throw CLI::ValidationError("--out", "cannot write " + o.out);
     if (!o.verify_ack.empty() && !o.recover)
       throw CLI::ValidationError("--verify-ack", "needs --recover");
+    if (o.workload == "tpcc" && (!o.ack_file.empty() || !o.verify_ack.empty()))
+      throw CLI::ValidationError("--ack-file/--verify-ack", "are YCSB's; TPC-C checks its consistency conditions");
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     exit(rc == 0 ? 0 : 2);

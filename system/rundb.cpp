@@ -12,6 +12,7 @@ nlohmann::json run_workload(const nvt::RunContext& ctx) {
   using namespace nvt;
   const std::string& w = ctx.o.workload;
   if (w == "ycsb") return run_pair<pair::Engine, pair::CC, Ycsb>(ctx);
+  if (w == "tpcc") return run_pair<pair::Engine, pair::CC, Tpcc>(ctx);
   throw std::invalid_argument("unknown --workload " + w);  // options.cpp lists the valid ones
 }
 }  // namespace
@@ -32,7 +33,7 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
-    for (const char* k : {"verification", "invariants"})
+    for (const char* k : {"verification", "invariants", "consistency"})
       if (out.contains(k) && out[k]["violations"].get<uint64_t>() > 0) return 3;
   } catch (const std::exception& e) {
     std::cerr << "rundb: error: " << e.what() << "\n";

@@ -122,6 +122,7 @@ class TxnManager {
       if (a.type == AccessType::Insert) eng_.undo_insert(th_, a);
     cc_.abort(txn_, acc_.data(), acc_.size());
     eng_.release(th_, acc_.data(), acc_.size());
+    acc_.clear();  // a second abort() (user_abort(), then the driver's) finds nothing to undo
   }
   // A transaction that decides to roll back by itself (e.g. TPC-C's 1% NewOrder).
   void user_abort() { txn_.cause = AbortCause::User; abort(); }

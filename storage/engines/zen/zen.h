@@ -57,6 +57,7 @@ namespace nvt::zen {
 
 constexpr uint64_t kLoadCts = 1;               // Tx-CTS of loaded tuples (each is its own LP)
 constexpr uint64_t kMinEntriesPerRegion = 64;  // C_min per thread: a transaction's working set
+constexpr uint64_t kMinEntriesPerScanRegion = 320;  // the same with range scans (see Zen())
 constexpr double kSpaceWaitS = 5;                // reserve(): how long space may stay short
 constexpr size_t kGcPerTxn = 64;               // garbage entries examined per transaction
 constexpr size_t kGarbageThreshold = 1 << 16;  // a longer queue means a long-running transaction
@@ -101,6 +102,16 @@ class Zen {
     }
     return p;
   }
+  // DRAM for the allocator: one free-list pointer per heap slot, each table's pages by its own
+  // slot size (one table: the same as pages x slots per page).
+  static uint64_t metadata_bytes(const std::vector<TableInfo>& tables, const EngineOptions& o) {
+    uint64_t b = 0;
+    for (auto& t : tables) {
+      uint64_t per = kPageBytes / slot_bytes(t.schema.tuple_size());
+      b += heap_pages({t}, o) * per * 8;
+    }
+    return b;
+  }
   static uint64_t nvm_bytes(const std::vector<TableInfo>& tables, const EngineOptions& o) {
     uint64_t p = heap_pages(tables, o);
     return p * kPageBytes + p * 8 + (ZEN_NAIVE_ALLOC ? p * kPageBytes / 256 : 0) + (8ull << 20);
@@ -132,8 +143,7 @@ class Zen {
     pages_ = std::make_unique<PageManager>(env.nvm, heap_pages(tables, env.opt));
     if (ZEN_NAIVE_ALLOC) bitmap_ = std::make_unique<AllocBitmap>(env.nvm, *pages_);
     // Allocator metadata: at most one free-list pointer per heap slot.
-    env.dram.charge(pages_->pages() * (kPageBytes / *std::min_element(strides.begin(), strides.end())) * 8,
-                    "zen.allocator");
+    env.dram.charge(metadata_bytes(tables, env.opt), "zen.allocator");
 
     // Heap regions: one per thread of any run of this image; thread t writes the regions r with
     // r % threads == t (one writer per region, as Algorithm 2 requires), its own one last.
@@ -146,9 +156,15 @@ class Zen {
       if (pages_->owner(i).used) regions_[pages_->owner(i).region]->count_page();
 
     // Met-Cache: the DRAM left after indexes, private data and allocator metadata.
+    // C_min per region: a transaction's working set. A database with ordered (scanned) tables
+    // has transactions that pin a scan's worth of one table (TPC-C's StockLevel: 300 order
+    // lines, then up to 300 stock rows; Delivery about 100 order lines).
+    uint64_t min_entries = kMinEntriesPerRegion;
+    for (auto& t : tables_)
+      if (t->info.ordered) min_entries = kMinEntriesPerScanRegion;
     std::vector<CacheDemand> d;
     for (auto& t : tables_) {
-      uint64_t min = kMinEntriesPerRegion * uint64_t(nthreads_);
+      uint64_t min = min_entries * uint64_t(nthreads_);
       d.push_back({1.0, t->info.capacity * t->len, Cache::entry_bytes(t->len), min, t->info.capacity + min});
     }
     std::vector<uint64_t> plan = plan_cache(env.dram.left(), d);

@@ -132,6 +132,7 @@ class Smallbank {
 
   // Total money is conserved and no savings balance is negative: {violations, total, expected,
   // examples}. Reads the current images (after a run, or after recovery).
+  static constexpr const char* kCheckName = "conservation";  // the JSON key of check()
   template <class Engine>
   nlohmann::json check(Engine& eng) const {
     int64_t total = 0;

@@ -21,13 +21,21 @@ class HashIndex {
   // after remove() (the slot may be reused by the same key), else the value.
   static constexpr uint64_t kRemoved = ~0ull;
 
+  // Slots for `expected_rows`: at least twice as many, a power of two.
+  static uint64_t capacity_for(uint64_t expected_rows) {
+    uint64_t cap = 16;
+    while (cap < expected_rows * 2) cap <<= 1;
+    return cap;
+  }
+  static uint64_t bytes_for(uint64_t expected_rows) { return capacity_for(expected_rows) * 16; }
+
   HashIndex(uint64_t expected_rows, dev::DramBudget& budget, const std::string& what)
       : budget_(budget), what_(what) {
-    cap_ = 16;
-    while (cap_ < expected_rows * 2) cap_ <<= 1;
+    cap_ = capacity_for(expected_rows);
     slots_ = static_cast<Slot*>(budget.alloc(cap_ * sizeof(Slot), what));
     for (uint64_t i = 0; i < cap_; i++) slots_[i].key.store(kEmptyKey, std::memory_order_relaxed);
   }
+  static_assert(sizeof(std::atomic<uint64_t>) == 8);
   ~HashIndex() { budget_.free(slots_, cap_ * sizeof(Slot), what_); }
   HashIndex(const HashIndex&) = delete;
   HashIndex& operator=(const HashIndex&) = delete;

@@ -47,6 +47,7 @@ struct TableInfo {
   std::string name;
   Schema schema;
   uint64_t capacity;  // rows the table may hold (load plus inserts)
+  bool ordered = false;  // keep an ordered index of the keys too (range scans)
 };
 
 }  // namespace nvt

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <regex>
 
 #include "storage/device/cost_profile.h"
 #include "storage/device/nvm_image.h"
@@ -119,7 +120,10 @@ nlohmann::json Options::to_json() const {
       {"long_txn_disjoint", long_txn_disjoint}, {"long_txn_threads", long_txn_threads},
       {"long_txn_gap", long_txn_gap},
       {"accounts", accounts},     {"hotspot_accounts", hotspot_accounts},
-      {"hotspot_share", hotspot_share}, {"send_payment", send_payment}};
+      {"hotspot_share", hotspot_share}, {"send_payment", send_payment},
+      {"warehouses", warehouses}, {"tpcc_mix", tpcc_mix},
+      {"neworder_remote_pct", neworder_remote_pct}, {"payment_remote_pct", payment_remote_pct},
+      {"tpcc_new_orders", tpcc_new_orders}, {"persist_order", persist_order}};
   auto opt = [&](const char* k, const std::optional<double>& v) {
     j[k] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
   };
@@ -176,7 +180,7 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   });
   app.add_option("--evict-prob", o.evict_prob, "with --power-fail: share of dirty unflushed lines written back early at the crash")->check(finite)->check(CLI::Range(0.0, 1.0));
   app.add_option("--fault", o.fault, "inject a persistence bug the crash tests must catch")->check(CLI::IsMember({"none", "drop-flush", "drop-fence", "reorder-lp"}))->capture_default_str();
-  app.add_option("--workload", o.workload, "benchmark; ycsb-a/b/c: YCSB with --read-ratio 0.5/0.95/1")->check(CLI::IsMember({"ycsb", "ycsb-a", "ycsb-b", "ycsb-c", "smallbank"}))->capture_default_str();
+  app.add_option("--workload", o.workload, "benchmark; ycsb-a/b/c: YCSB with --read-ratio 0.5/0.95/1")->check(CLI::IsMember({"ycsb", "ycsb-a", "ycsb-b", "ycsb-c", "smallbank", "tpcc"}))->capture_default_str();
   app.add_option("--rows", o.rows, "YCSB table rows")->check(CLI::Range(uint64_t(1), uint64_t(1) << 36))->capture_default_str();
   app.add_option("--read-ratio", o.read_ratio, "YCSB share of read requests")->check(finite)->check(CLI::Range(0.0, 1.0))->capture_default_str();
   app.add_option("--theta", o.theta, "YCSB Zipf theta (0 = uniform)")->check(finite)->check(CLI::Range(0.0, 0.99))->capture_default_str();
@@ -196,6 +200,16 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   app.add_option("--hotspot-accounts", o.hotspot_accounts, "SmallBank hotspot customers (at most --accounts)")->check(CLI::Range(uint64_t(1), uint64_t(1) << 34))->capture_default_str();
   app.add_option("--hotspot-share", o.hotspot_share, "SmallBank share of customer draws that go to the hotspot")->check(finite)->check(CLI::Range(0.0, 1.0))->capture_default_str();
   app.add_flag("--send-payment", o.send_payment, "add SendPayment to SmallBank's uniform mix (six types)");
+  app.add_option("--warehouses", o.warehouses, "TPC-C warehouses")->check(CLI::Range(1, 1000))->capture_default_str();
+  app.add_option("--tpcc-mix", o.tpcc_mix, "TPC-C mix: standard, np (NewOrder:Payment 45:43), deterministic, or a list like neworder:45,payment:55")->check([](const std::string& s) {
+    if (s == "standard" || s == "np" || s == "deterministic") return std::string();
+    static const std::regex list("^(neworder|payment|order_status|delivery|stock_level):[0-9]+(,(neworder|payment|order_status|delivery|stock_level):[0-9]+)*$");
+    return std::regex_match(s, list) ? std::string() : "'" + s + "' is not standard, np, deterministic or NAME:WEIGHT,...";
+  })->capture_default_str();
+  app.add_option("--neworder-remote-pct", o.neworder_remote_pct, "TPC-C: % of NewOrder items from a remote warehouse")->check(CLI::Range(0, 100))->capture_default_str();
+  app.add_option("--payment-remote-pct", o.payment_remote_pct, "TPC-C: % of Payments by a remote warehouse's customer")->check(CLI::Range(0, 100))->capture_default_str();
+  app.add_option("--tpcc-new-orders", o.tpcc_new_orders, "TPC-C: room for this many NewOrders in the tables (their inserts)")->check(CLI::Range(uint64_t(1000), uint64_t(1) << 30))->capture_default_str();
+  app.add_option("--persist-order", o.persist_order, "Zen: multi-table persist order, table names LP-first, comma separated (default: the benchmark's)");
 
   try {
     app.parse(argc, argv);
@@ -211,6 +225,8 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
       throw CLI::ValidationError("--out", "cannot write " + o.out);
     if (!o.verify_ack.empty() && !o.recover)
       throw CLI::ValidationError("--verify-ack", "needs --recover");
+    if (o.workload == "tpcc" && (!o.ack_file.empty() || !o.verify_ack.empty()))
+      throw CLI::ValidationError("--ack-file/--verify-ack", "are YCSB's; TPC-C checks its consistency conditions");
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     exit(rc == 0 ? 0 : 2);

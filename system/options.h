@@ -65,6 +65,13 @@ struct Options {
   uint64_t hotspot_accounts = 1000;
   double hotspot_share = 0.9;
   bool send_payment = false;
+  // TPC-C
+  int warehouses = 1;
+  std::string tpcc_mix = "standard";
+  int neworder_remote_pct = 1;   // clause 2.4.1.5: 1% of order lines from a remote warehouse
+  int payment_remote_pct = 15;   // clause 2.5.1.2: 15% of payments by a remote customer
+  uint64_t tpcc_new_orders = 200000;  // room for this many NewOrders (inserted rows)
+  std::string persist_order;     // Zen: table names, LP table first (default: the benchmark's)
 
   nlohmann::json to_json() const;
 };

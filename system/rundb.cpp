@@ -15,6 +15,7 @@ nlohmann::json run_workload(const nvt::RunContext& ctx) {
   if (w == "ycsb") return run_pair<pair::Engine, pair::CC, Ycsb>(ctx);
   if (w == "ycsb-a" || w == "ycsb-b" || w == "ycsb-c") return run_pair<pair::Engine, pair::CC, Ycsb>(ctx);
   if (w == "smallbank") return run_pair<pair::Engine, pair::CC, Smallbank>(ctx);
+  if (w == "tpcc") return run_pair<pair::Engine, pair::CC, Tpcc>(ctx);
   throw std::invalid_argument("unknown --workload " + w);  // options.cpp lists the valid ones
 }
 }  // namespace
@@ -35,7 +36,7 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
-    for (const char* k : {"verification", "invariants", "conservation"})
+    for (const char* k : {"verification", "invariants", "conservation", "consistency"})
       if (out.contains(k) && out[k]["violations"].get<uint64_t>() > 0) return 3;
   } catch (const std::exception& e) {
     std::cerr << "rundb: error: " << e.what() << "\n";

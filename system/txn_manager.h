@@ -2,7 +2,13 @@
 // read()/write() look the tuple up in the engine and hand its CC metadata to the CC method;
 // commit() runs CC validation, the engine's persistence protocol, the installs and the CC's
 // publication, in that order. Templates only: no virtual call per access.
+// insert()/remove() are writes to the CC (it locks or validates them like any write; an
+// inserted tuple starts with fresh CC metadata); the engine hides a tuple being inserted from
+// other transactions and makes a delete visible at install. A duplicate insert fails at once,
+// and an access that the CC grants to a tuple deleted meanwhile aborts. scan() reads the keys
+// its ordered index holds now, each through read(): no phantom protection (as DBx1000).
 #pragma once
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -28,27 +34,62 @@ class TxnManager {
 
   // The tuple image to read, or nullptr when the transaction must abort (cause()).
   const char* read(uint32_t table, uint64_t key) {
-    if (Access* a = find(table, key)) return a->type == AccessType::Read ? a->image : a->local;
+    if (Access* a = find(table, key)) {
+      if (a->type == AccessType::Delete) { txn_.cause = AbortCause::User; return nullptr; }
+      return a->type == AccessType::Read ? a->image : a->local;
+    }
     Access* a = add(AccessType::Read, table, key);
     if (!a) return nullptr;
     const char* p = cc_.read(txn_, *a);
-    if (!p) acc_.pop_back();
-    else a->image = p;
+    if (!p) { acc_.pop_back(); return nullptr; }
+    a->image = p;
+    if (!eng_.visible(*a)) return gone();
     return p;
   }
 
   // A private image to modify, installed at commit; nullptr when the transaction must abort.
-  char* write(uint32_t table, uint64_t key) {
-    if (Access* a = find(table, key)) {
-      if (a->type == AccessType::Write) return a->local;
-      if (!cc_.upgrade(txn_, *a)) return nullptr;
-      a->type = AccessType::Write;
-      return a->local;
+  char* write(uint32_t table, uint64_t key) { return modify(AccessType::Write, table, key); }
+
+  // A zeroed image for a new tuple, installed at commit; nullptr when the key is present (or
+  // being inserted by another transaction) or the transaction must abort otherwise.
+  char* insert(uint32_t table, uint64_t key) {
+    if (find(table, key)) { txn_.cause = AbortCause::User; return nullptr; }
+    RowRef ref;
+    if (!eng_.insert(th_, table, key, ref)) {
+      txn_.cause = AbortCause::WriteConflict;
+      return nullptr;
     }
-    Access* a = add(AccessType::Write, table, key);
-    if (!a) return nullptr;
-    if (!cc_.write(txn_, *a)) { acc_.pop_back(); return nullptr; }
-    return a->local;
+    Access& a = push(AccessType::Insert, table, key, ref);
+    if (!cc_.write(txn_, a)) {  // fresh metadata: only a CC that locks more than tuples refuses
+      eng_.undo_insert(th_, a);
+      acc_.pop_back();
+      return nullptr;
+    }
+    memset(a.local, 0, a.len);
+    return a.local;
+  }
+
+  // Delete the tuple at commit. False when it is missing or the transaction must abort.
+  bool remove(uint32_t table, uint64_t key) { return modify(AccessType::Delete, table, key) != nullptr; }
+
+  // Visit the committed tuples of `table` with keys in [lo, hi] in key order (descending when
+  // `reverse`), each read through the CC, until `limit` were visited or f(key, image) returns
+  // false. Keys deleted since the ordered index listed them are skipped. False: abort (cause()).
+  template <class F>
+  bool scan(uint32_t table, uint64_t lo, uint64_t hi, size_t limit, F&& f, bool reverse = false) {
+    eng_.scan_keys(table, lo, hi, limit, keys_, reverse);
+    size_t seen = 0;
+    for (uint64_t k : keys_) {
+      if (seen == limit) break;
+      const char* img = read(table, k);
+      if (!img) {
+        if (txn_.cause == AbortCause::User && !refused() && !find(table, k)) continue;  // deleted
+        return false;
+      }
+      seen++;
+      if (!f(k, img)) break;
+    }
+    return true;
   }
 
   bool commit() {
@@ -73,7 +114,7 @@ class TxnManager {
       throw;
     }
     for (Access& a : acc_)
-      if (a.type == AccessType::Write) eng_.install(th_, a);
+      if (a.type != AccessType::Read) eng_.install(th_, a);
     eng_.committed(th_);
     cc_.finish(txn_, acc_.data(), acc_.size());
     eng_.release(th_, acc_.data(), acc_.size());
@@ -81,8 +122,11 @@ class TxnManager {
   }
 
   void abort() {
+    for (Access& a : acc_)
+      if (a.type == AccessType::Insert) eng_.undo_insert(th_, a);
     cc_.abort(txn_, acc_.data(), acc_.size());
     eng_.release(th_, acc_.data(), acc_.size());
+    acc_.clear();  // a second abort() (user_abort(), then the driver's) finds nothing to undo
   }
   // A transaction that decides to roll back by itself (e.g. TPC-C's 1% NewOrder).
   // The caller does not retry it and must not abort() it again.
@@ -100,12 +144,46 @@ class TxnManager {
     return nullptr;
   }
 
+  char* modify(AccessType type, uint32_t table, uint64_t key) {
+    if (Access* a = find(table, key)) {
+      if (a->type == AccessType::Delete) { txn_.cause = AbortCause::User; return nullptr; }
+      if (a->type == AccessType::Insert) {
+        if (type == AccessType::Delete) { txn_.cause = AbortCause::User; return nullptr; }
+        return a->local;
+      }
+      if (a->type == AccessType::Read && !cc_.upgrade(txn_, *a)) return nullptr;
+      if (type == AccessType::Delete || a->type == AccessType::Read) a->type = type;
+      return a->local;
+    }
+    Access* a = add(type, table, key);
+    if (!a) return nullptr;
+    if (!cc_.write(txn_, *a)) { acc_.pop_back(); return nullptr; }
+    if (!eng_.visible(*a)) return gone();
+    return a->local;
+  }
+
+  // The engine refused a lookup for its own reasons (Zen: another transaction runs alone).
+  bool refused() const {
+    if constexpr (requires { th_.refused; }) return th_.refused;
+    return false;
+  }
+
+  // The CC granted an access to a tuple deleted meanwhile: the transaction aborts.
+  std::nullptr_t gone() {
+    txn_.cause = AbortCause::ReadConflict;
+    return nullptr;
+  }
+
   Access* add(AccessType type, uint32_t table, uint64_t key) {
     RowRef ref;
     if (!eng_.lookup(th_, table, key, ref)) {
       txn_.cause = AbortCause::User;  // a missing key: the workload's own error
       return nullptr;
     }
+    return &push(type, table, key, ref);
+  }
+
+  Access& push(AccessType type, uint32_t table, uint64_t key, const RowRef& ref) {
     uint32_t len = eng_.table_info(table).schema.tuple_size();
     Access& a = acc_.emplace_back();
     a.type = type;
@@ -114,7 +192,7 @@ class TxnManager {
     a.len = len;
     a.row = ref;
     a.local = buffer(len);
-    return &a;
+    return a;
   }
 
   // Private images come from chunks kept across transactions: no allocation per request.
@@ -140,6 +218,7 @@ class TxnManager {
   CC cc_;
   typename CC::Txn txn_;
   std::vector<Access> acc_;
+  std::vector<uint64_t> keys_;  // scan()
   std::vector<std::unique_ptr<char[], AlignedDelete>> chunks_;
   size_t chunk_ = 0, used_ = 0;
   bool user_aborted_ = false;

@@ -5,6 +5,11 @@
 // loads the newest complete checkpoint, rebuilds the indexes and redoes the logs. "Ideal MMDB"
 // is this engine with a DRAM budget that holds the whole database.
 // Supports every single-version CC method (not MCSI/PGSI, which need nvmvcc): the CC's Meta sits in each row's header, next to the tuple.
+// Inserts and deletes: a row is never freed while the process runs. A delete marks its row
+// deleted (it stays indexed, as a tombstone, so a later insert of the key revives the row and
+// continues its version sequence); an insert claims a deleted row of the key or a fresh row, in
+// state pending (invisible to lookups) until it commits. The redo log records deletes (a flag
+// in the entry's table field); checkpoints record deleted rows with an odd version.
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -22,6 +27,7 @@
 #include "storage/engines/mmdb/checkpoint.h"
 #include "storage/engines/mmdb/redo_log.h"
 #include "storage/hash_index.h"
+#include "storage/ordered_index.h"
 
 namespace nvt::mmdb {
 
@@ -32,10 +38,16 @@ class Mmdb {
   template <class C>
   static constexpr bool supports = !needs_nvmvcc<C>;
 
+  // Row states: visible; inserted but not committed; deleted (or insert rolled back); a fresh
+  // row that lost the race for its key (never indexed).
+  enum : uint32_t { kLive = 0, kPending = 1, kDeleted = 2, kUnused = 3 };
+  static constexpr uint32_t kDeleteFlag = 1u << 31;  // LogEntry::table of a delete
+
   struct Row {
     typename CC::Meta meta;
     std::atomic<uint64_t> version{0};  // even when stable; odd while an image is installed
     uint64_t key = 0;
+    std::atomic<uint32_t> state{kLive};
     char* data() { return reinterpret_cast<char*>(this + 1); }
   };
 
@@ -48,6 +60,7 @@ class Mmdb {
     uint64_t nvm_rows = 0;
     std::atomic<uint64_t> next{0};
     std::unique_ptr<HashIndex> index;
+    std::unique_ptr<OrderedIndex> ordered;  // only for tables with TableInfo::ordered
     Row* row(uint64_t i) {
       return reinterpret_cast<Row*>(i < dram_rows ? dram + i * slot : nvm + (i - dram_rows) * slot);
     }
@@ -85,6 +98,8 @@ class Mmdb {
       t->info = ti;
       t->slot = (sizeof(Row) + ti.schema.tuple_size() + 7) / 8 * 8;
       t->index = std::make_unique<HashIndex>(ti.capacity, env.dram, "index." + ti.name);
+      if (ti.ordered)
+        t->ordered = std::make_unique<OrderedIndex>(ti.capacity, env.dram, "ordered_index." + ti.name);
       all_bytes += t->slot * ti.capacity;
       tables_.push_back(std::move(t));
     }
@@ -136,15 +151,12 @@ class Mmdb {
 
   void load(Thread&, uint32_t table, uint64_t key, const char* image) {
     Table& t = *tables_[table];
-    uint64_t i = t.next.fetch_add(1);
-    if (i >= t.info.capacity) throw std::runtime_error("table " + t.info.name + " is full");
-    Row* r = t.row(i);
-    new (r) Row();
-    r->key = key;
+    Row* r = new_row(t, key, kLive);
     memcpy(r->data(), image, t.info.schema.tuple_size());
     dev::write(r, t.slot);
     if (!t.index->insert(key, reinterpret_cast<uint64_t>(r)))
       throw std::runtime_error("duplicate key " + std::to_string(key) + " in " + t.info.name);
+    if (t.ordered) t.ordered->insert(key);
   }
 
   bool lookup(Thread& th, uint32_t table, uint64_t key, RowRef& ref) {
@@ -152,9 +164,51 @@ class Mmdb {
     uint64_t v = t.index->lookup(key);
     if (v == HashIndex::kNoValue) return false;
     Row* r = reinterpret_cast<Row*>(v);
+    if (r->state.load(std::memory_order_acquire) != kLive) return false;
     if (dev::is_nvm(r)) th.nvm_hits++; else th.dram_hits++;
     ref = RowRef{r->data(), &r->meta, r};
     return true;
+  }
+
+  // Claim `key` for an insert: a deleted row of the key or a fresh row, pending (invisible)
+  // until install(). False when the key is present or another transaction is inserting it.
+  bool insert(Thread& th, uint32_t table, uint64_t key, RowRef& ref) {
+    Table& t = *tables_[table];
+    for (;;) {
+      uint64_t v = t.index->lookup(key);
+      Row* r = reinterpret_cast<Row*>(v);
+      if (v == HashIndex::kNoValue) {
+        r = new_row(t, key, kPending);
+        memset(r->data(), 0, t.info.schema.tuple_size());
+        dev::write(r, t.slot);
+        if (!t.index->insert(key, reinterpret_cast<uint64_t>(r))) {
+          r->state.store(kUnused, std::memory_order_release);  // lost the race: use the winner
+          continue;
+        }
+      } else {
+        uint32_t s = kDeleted;
+        if (!r->state.compare_exchange_strong(s, kPending, std::memory_order_acq_rel)) return false;
+      }
+      if (dev::is_nvm(r)) th.nvm_hits++; else th.dram_hits++;
+      ref = RowRef{r->data(), &r->meta, r};
+      return true;
+    }
+  }
+  // An insert's transaction aborted: the row goes back to deleted.
+  void undo_insert(Thread&, Access& a) {
+    static_cast<Row*>(a.row.handle)->state.store(kDeleted, std::memory_order_release);
+  }
+  // After the CC granted an access: false if the tuple was deleted meanwhile.
+  bool visible(const Access& a) const {
+    uint32_t s = static_cast<Row*>(a.row.handle)->state.load(std::memory_order_acquire);
+    return a.type == AccessType::Insert ? s == kPending : s == kLive;
+  }
+  // Committed keys of `table` in [lo, hi] from its ordered index.
+  void scan_keys(uint32_t table, uint64_t lo, uint64_t hi, size_t limit, std::vector<uint64_t>& out,
+                 bool reverse) const {
+    const Table& t = *tables_.at(table);
+    if (!t.ordered) throw std::logic_error("scan on table " + t.info.name + " without an ordered index");
+    t.ordered->range(lo, hi, limit, out, reverse);
   }
 
   // Write-ahead: one redo record with every after-image, one flush pass, one fence.
@@ -166,7 +220,8 @@ class Mmdb {
       if (a.type == AccessType::Read) continue;
       Row* r = static_cast<Row*>(a.row.handle);
       a.version = r->version.load(std::memory_order_relaxed) + 2;
-      memcpy(log.add(a.table, a.key, a.version, a.len), a.local, a.len);
+      if (a.type == AccessType::Delete) log.add(a.table | kDeleteFlag, a.key, a.version, 0);
+      else memcpy(log.add(a.table, a.key, a.version, a.len), a.local, a.len);
     }
     if (log.empty_record()) return;  // read-only: nothing to persist, no fence
     while (!log.append()) wait_for_log_space(log);
@@ -175,9 +230,19 @@ class Mmdb {
 
   void install(Thread&, Access& a) {
     Row* r = static_cast<Row*>(a.row.handle);
+    Table& t = *tables_[a.table];
     r->version.store(a.version - 1, std::memory_order_relaxed);  // odd: fuzzy readers retry
     std::atomic_thread_fence(std::memory_order_release);
-    memcpy(r->data(), a.local, a.len);
+    if (a.type == AccessType::Delete) {
+      r->state.store(kDeleted, std::memory_order_release);
+      if (t.ordered) t.ordered->remove(a.key);
+    } else {
+      memcpy(r->data(), a.local, a.len);
+      if (a.type == AccessType::Insert) {
+        r->state.store(kLive, std::memory_order_release);
+        if (t.ordered) t.ordered->insert(a.key);
+      }
+    }
     r->version.store(a.version, std::memory_order_release);
     dev::write(r->data(), a.len);
     dev::write(&r->version, sizeof r->version);
@@ -233,13 +298,16 @@ class Mmdb {
       uint32_t len = t.info.schema.tuple_size();
       for (uint64_t i = 0; i < n; i++) {
         Row* r = t.row(i);
+        if (r->state.load(std::memory_order_acquire) == kUnused) continue;
         char* dst = w.row(ti, r->key, len);
         for (;;) {
           uint64_t v1 = r->version.load(std::memory_order_acquire);
           if (v1 & 1) { _mm_pause(); continue; }
           memcpy(dst, r->data(), len);
+          bool absent = r->state.load(std::memory_order_acquire) != kLive;
           std::atomic_thread_fence(std::memory_order_acquire);
-          if (r->version.load(std::memory_order_relaxed) == v1) { w.set_version(v1); break; }
+          // An absent row (deleted, or an insert not committed) is recorded with an odd version.
+          if (r->version.load(std::memory_order_relaxed) == v1) { w.set_version(v1 | absent); break; }
         }
         dev::read(r->data(), len);
       }
@@ -269,8 +337,13 @@ class Mmdb {
       Thread th;
       rd.for_each(tid, nt, [&](uint32_t table, uint64_t key, uint64_t version, const char* img) {
         load(th, table, key, img);
-        Row* r = reinterpret_cast<Row*>(tables_[table]->index->lookup(key));
-        r->version.store(version, std::memory_order_relaxed);
+        Table& t = *tables_[table];
+        Row* r = reinterpret_cast<Row*>(t.index->lookup(key));
+        r->version.store(version & ~1ull, std::memory_order_relaxed);
+        if (version & 1) {
+          r->state.store(kDeleted, std::memory_order_relaxed);
+          if (t.ordered) t.ordered->remove(key);
+        }
       });
     });
     for (auto& t : tables_) rep.rows += t->next.load();
@@ -296,6 +369,7 @@ class Mmdb {
     uint64_t v = t.index->lookup(key);
     if (v == HashIndex::kNoValue) return false;
     Row* r = reinterpret_cast<Row*>(v);
+    if (r->state.load() != kLive) return false;
     memcpy(out, r->data(), t.info.schema.tuple_size());
     version = r->version.load();
     return true;
@@ -309,17 +383,27 @@ class Mmdb {
     auto fail = [&](const std::string& s) { if (++bad <= 10) ex.push_back(s); };
     for (auto& tp : tables_) {
       Table& t = *tp;
-      uint64_t n = std::min<uint64_t>(t.next.load(), t.info.capacity), indexed = 0;
+      uint64_t n = std::min<uint64_t>(t.next.load(), t.info.capacity), indexed = 0, unused = 0;
+      uint64_t live = 0;
       for (uint64_t i = 0; i < n; i++) {
         Row* r = t.row(i);
+        uint32_t st = r->state.load();
+        if (st == kUnused) { unused++; continue; }
+        if (st == kPending) fail(t.info.name + ": row " + std::to_string(i) + " left pending");
+        live += st == kLive;
+        if (t.ordered && (st == kLive) != t.ordered->contains(r->key))
+          fail(t.info.name + ": row " + std::to_string(i) + " disagrees with the ordered index");
         if (t.index->lookup(r->key) != reinterpret_cast<uint64_t>(r))
           fail(t.info.name + ": row " + std::to_string(i) + " not indexed under its key");
         if (r->version.load() & 1) fail(t.info.name + ": row " + std::to_string(i) + " mid-install");
       }
       t.index->for_each([&](uint64_t, uint64_t) { indexed++; });
-      if (indexed != n)
+      if (indexed != n - unused)
         fail(t.info.name + ": index holds " + std::to_string(indexed) + " keys for " +
-             std::to_string(n) + " rows");
+             std::to_string(n - unused) + " rows");
+      if (t.ordered && t.ordered->size() != live)
+        fail(t.info.name + ": ordered index holds " + std::to_string(t.ordered->size()) +
+             " keys for " + std::to_string(live) + " live rows");
     }
     return {{"violations", bad}, {"examples", ex}};
   }
@@ -350,13 +434,30 @@ class Mmdb {
     for (auto& t : ts) t.join();
   }
 
-  // Redo one logged image if it is newer than the row's; rows are latched through their
-  // version word (odd = busy) because several logs replay at once.
+  Row* new_row(Table& t, uint64_t key, uint32_t state) {
+    uint64_t i = t.next.fetch_add(1);
+    if (i >= t.info.capacity) throw std::runtime_error("table " + t.info.name + " is full");
+    Row* r = t.row(i);
+    new (r) Row();
+    r->key = key;
+    r->state.store(state, std::memory_order_relaxed);
+    return r;
+  }
+
+  // Redo one logged image (or delete) if it is newer than the row's; rows are latched through
+  // their version word (odd = busy) because several logs replay at once. A key the checkpoint
+  // does not hold was inserted after it: its row is created, deleted at version 0.
   void apply(const LogEntry& e, const char* img) {
-    if (e.table >= tables_.size()) throw std::runtime_error("redo log names an unknown table");
-    Table& t = *tables_[e.table];
+    const uint32_t table = e.table & ~kDeleteFlag;
+    const bool del = e.table & kDeleteFlag;
+    if (table >= tables_.size()) throw std::runtime_error("redo log names an unknown table");
+    Table& t = *tables_[table];
     uint64_t v = t.index->lookup(e.key);
-    if (v == HashIndex::kNoValue) throw std::runtime_error("redo log names a missing key");
+    while (v == HashIndex::kNoValue) {
+      Row* fresh = new_row(t, e.key, kDeleted);
+      if (t.index->insert(e.key, reinterpret_cast<uint64_t>(fresh))) v = reinterpret_cast<uint64_t>(fresh);
+      else { fresh->state.store(kUnused); v = t.index->lookup(e.key); }
+    }
     Row* r = reinterpret_cast<Row*>(v);
     uint64_t cur = r->version.load();
     for (;;) {
@@ -364,7 +465,15 @@ class Mmdb {
       if (r->version.compare_exchange_weak(cur, cur | 1)) break;
     }
     if (e.version > cur) {
-      memcpy(r->data(), img, e.len);
+      uint32_t was = r->state.load();
+      if (del) {
+        r->state.store(kDeleted);
+        if (t.ordered && was == kLive) t.ordered->remove(e.key);
+      } else {
+        memcpy(r->data(), img, e.len);
+        r->state.store(kLive);
+        if (t.ordered && was != kLive) t.ordered->insert(e.key);
+      }
       r->version.store(e.version, std::memory_order_release);
     } else {
       r->version.store(cur, std::memory_order_release);

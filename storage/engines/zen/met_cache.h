@@ -34,6 +34,7 @@ constexpr uint64_t kClock = 1ull << 32;
 constexpr uint64_t kCopy = 1ull << 33;   // copied into another region: this entry is dead
 constexpr uint64_t kDirty = 1ull << 34;  // an image is being installed
 constexpr uint64_t kFree = 1ull << 35;   // holds no tuple (or is being filled by its owner)
+constexpr uint64_t kNew = 1ull << 36;    // an insert not yet committed: invisible to lookups
 
 template <class Meta>
 struct alignas(64) CacheEntry {

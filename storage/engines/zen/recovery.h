@@ -7,6 +7,9 @@
 // are thus validated against its LP tuple (same Tx-CTS, same region): if the LP tuple never
 // became durable, they are above the final ts-commit and the slot is marked empty.
 // Idempotent: committed tuples are never modified, so a re-run finds the same ts-commit.
+// Deletes: a committed tombstone (deleted bit) is a version like any other, so it wins over the
+// older versions of its key here; Zen::recover() then invalidates those older versions and only
+// after a fence frees the tombstone and drops its key from the index.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -58,7 +61,7 @@ ScanResult scan_region(ForEach&& for_each_slot, IndexGC&& index_gc, Free&& put_f
       r.ts_commit = cts;
       r.lp_slot = slot;
     }
-    if (t->deleted() || cts == 0) { put_free(t); return; }  // lines 13-14
+    if (cts == 0) { put_free(t); return; }  // lines 13-14 (tombstones are versions: see above)
     if (cts <= r.ts_commit) {  // lines 15-16: committed
       index_gc(t);
       r.committed++;

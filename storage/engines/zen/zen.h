@@ -15,6 +15,14 @@
 // thread's Tx-CTS only grow (what Algorithm 2 relies on). Silo's commit TID would do as well but
 // is not visible to the engine.
 //
+// Inserts and deletes: an insert takes a Met-Cache entry marked kNew (lookups treat it as
+// absent) and claims the key in the index; its first NVM-tuple is written by persist() like any
+// write and has no previous version. A delete writes a tombstone NVM-tuple (deleted bit), drops
+// the key from the index and kills the entry (kCopy: pins fail, CLOCK reuses it unlinked). The
+// tombstone stays allocated while this process runs: older versions of its key may still sit in
+// reclaimed but not yet overwritten slots, and recovery would resurrect them without it.
+// Recovery invalidates those older versions, fences, and only then frees the tombstone.
+//
 // Durability: a commit's LP line is flushed without a fence, so it is durable at this thread's
 // next fence (its next read-write commit, or sync()). Until then nothing it superseded is reused.
 #pragma once
@@ -43,11 +51,13 @@
 #include "storage/engines/zen/recovery.h"
 #include "storage/engines/zen/tuple_allocator.h"
 #include "storage/hash_index.h"
+#include "storage/ordered_index.h"
 
 namespace nvt::zen {
 
 constexpr uint64_t kLoadCts = 1;               // Tx-CTS of loaded tuples (each is its own LP)
 constexpr uint64_t kMinEntriesPerRegion = 64;  // C_min per thread: a transaction's working set
+constexpr uint64_t kMinEntriesPerScanRegion = 320;  // the same with range scans (see Zen())
 constexpr double kSpaceWaitS = 5;                // reserve(): how long space may stay short
 constexpr size_t kGcPerTxn = 64;               // garbage entries examined per transaction
 constexpr size_t kGarbageThreshold = 1 << 16;  // a longer queue means a long-running transaction
@@ -66,6 +76,7 @@ class Zen {
   struct Thread {
     int tid = 0;
     bool active = false, exclusive = false;
+    bool refused = false;  // the last lookup failed for exclusive mode, not a missing key
     uint64_t hits = 0, accesses = 0, txn_accesses = 0;
     std::vector<Entry*> pinned;                       // unpinned by release()
     std::vector<std::pair<Access*, char*>> written;   // persist() -> install(): new NVM-tuples
@@ -73,6 +84,7 @@ class Zen {
     std::vector<uint32_t> regions;  // heap regions this thread writes; its own one last
     std::vector<uint64_t> hand;     // CLOCK hand per HTable
     std::vector<uint32_t> need;     // persist(): slots per HTable
+    std::vector<Garbage> tombstones;  // held until recovery (see the header comment)
     uint64_t min_cts = 0, ro_since_fence = 0;
     uint64_t copies = 0, foreign_in_place = 0, reclaimed = 0, idle_fences = 0;
     std::chrono::steady_clock::time_point short_since{};  // reserve() first found no room
@@ -90,6 +102,16 @@ class Zen {
     }
     return p;
   }
+  // DRAM for the allocator: one free-list pointer per heap slot, each table's pages by its own
+  // slot size (one table: the same as pages x slots per page).
+  static uint64_t metadata_bytes(const std::vector<TableInfo>& tables, const EngineOptions& o) {
+    uint64_t b = 0;
+    for (auto& t : tables) {
+      uint64_t per = kPageBytes / slot_bytes(t.schema.tuple_size());
+      b += heap_pages({t}, o) * per * 8;
+    }
+    return b;
+  }
   static uint64_t nvm_bytes(const std::vector<TableInfo>& tables, const EngineOptions& o) {
     uint64_t p = heap_pages(tables, o);
     return p * kPageBytes + p * 8 + (ZEN_NAIVE_ALLOC ? p * kPageBytes / 256 : 0) + (8ull << 20);
@@ -105,6 +127,8 @@ class Zen {
       t->info = tables[i];
       t->len = tables[i].schema.tuple_size();
       t->index = std::make_unique<HashIndex>(tables[i].capacity, env.dram, "index." + tables[i].name);
+      if (tables[i].ordered)
+        t->ordered = std::make_unique<OrderedIndex>(tables[i].capacity, env.dram, "ordered_index." + tables[i].name);
       strides.push_back(slot_bytes(t->len));
       tables_.push_back(std::move(t));
     }
@@ -119,8 +143,7 @@ class Zen {
     pages_ = std::make_unique<PageManager>(env.nvm, heap_pages(tables, env.opt));
     if (ZEN_NAIVE_ALLOC) bitmap_ = std::make_unique<AllocBitmap>(env.nvm, *pages_);
     // Allocator metadata: at most one free-list pointer per heap slot.
-    env.dram.charge(pages_->pages() * (kPageBytes / *std::min_element(strides.begin(), strides.end())) * 8,
-                    "zen.allocator");
+    env.dram.charge(metadata_bytes(tables, env.opt), "zen.allocator");
 
     // Heap regions: one per thread of any run of this image; thread t writes the regions r with
     // r % threads == t (one writer per region, as Algorithm 2 requires), its own one last.
@@ -133,9 +156,15 @@ class Zen {
       if (pages_->owner(i).used) regions_[pages_->owner(i).region]->count_page();
 
     // Met-Cache: the DRAM left after indexes, private data and allocator metadata.
+    // C_min per region: a transaction's working set. A database with ordered (scanned) tables
+    // has transactions that pin a scan's worth of one table (TPC-C's StockLevel: 300 order
+    // lines, then up to 300 stock rows; Delivery about 100 order lines).
+    uint64_t min_entries = kMinEntriesPerRegion;
+    for (auto& t : tables_)
+      if (t->info.ordered) min_entries = kMinEntriesPerScanRegion;
     std::vector<CacheDemand> d;
     for (auto& t : tables_) {
-      uint64_t min = kMinEntriesPerRegion * uint64_t(nthreads_);
+      uint64_t min = min_entries * uint64_t(nthreads_);
       d.push_back({1.0, t->info.capacity * t->len, Cache::entry_bytes(t->len), min, t->info.capacity + min});
     }
     std::vector<uint64_t> plan = plan_cache(env.dram.left(), d);
@@ -177,10 +206,54 @@ class Zen {
     r.set_lp(table, slot);
     if (!t.index->insert(key, nvm_value(slot)))
       throw std::runtime_error("duplicate key " + std::to_string(key) + " in " + t.info.name);
+    if (t.ordered) t.ordered->insert(key);
+  }
+
+  // Claim `key` for an insert (see the header comment). False: the key is present or being
+  // inserted, or this transaction must abort (exclusive mode, Met-Cache region exhausted).
+  bool insert(Thread& th, uint32_t table, uint64_t key, RowRef& ref) {
+    if (!enter(th)) return false;
+    Table& t = *tables_[table];
+    th.accesses++;
+    shared_[th.tid].accessed.store(++th.txn_accesses, std::memory_order_relaxed);
+    if (t.index->lookup(key) != HashIndex::kNoValue) return false;
+    Entry* e = victim(th, table);
+    if (!e) return false;
+    memset(e->data(), 0, t.len);
+    e->nvm = nullptr;
+    e->key = key;
+    e->table = table;
+    e->cts = 0;
+    new (&e->meta) Meta();
+    e->state.store(1 | kClock | kNew, std::memory_order_release);
+    if (!t.index->insert(key, reinterpret_cast<uint64_t>(e))) {
+      e->state.store(kFree, std::memory_order_release);
+      return false;
+    }
+    return pinned(th, e, ref);
+  }
+  // The inserting transaction aborted: the key leaves the index, the entry dies.
+  void undo_insert(Thread&, Access& a) {
+    Entry* e = static_cast<Entry*>(a.row.handle);
+    tables_[a.table]->index->remove(a.key);
+    e->state.fetch_or(kCopy, std::memory_order_acq_rel);
+  }
+  // After the CC granted an access: false if the tuple was deleted meanwhile.
+  bool visible(const Access& a) const {
+    uint64_t s = static_cast<Entry*>(a.row.handle)->state.load(std::memory_order_acquire);
+    return a.type == AccessType::Insert ? (s & kNew) != 0 : (s & (kNew | kCopy)) == 0;
+  }
+  void scan_keys(uint32_t table, uint64_t lo, uint64_t hi, size_t limit, std::vector<uint64_t>& out,
+                 bool reverse) const {
+    const Table& t = *tables_.at(table);
+    if (!t.ordered) throw std::logic_error("scan on table " + t.info.name + " without an ordered index");
+    t.ordered->range(lo, hi, limit, out, reverse);
   }
 
   bool lookup(Thread& th, uint32_t table, uint64_t key, RowRef& ref) {
+    th.refused = true;
     if (!enter(th)) return false;  // another transaction runs in exclusive mode: abort
+    th.refused = false;
     Table& t = *tables_[table];
     th.accesses++;
     shared_[th.tid].accessed.store(++th.txn_accesses, std::memory_order_relaxed);
@@ -190,6 +263,10 @@ class Zen {
       if (!is_nvm_value(v)) {  // cached, in any region
         Entry* e = reinterpret_cast<Entry*>(v);
         if (Cache::pin(e)) {
+          if (e->state.load(std::memory_order_acquire) & kNew) {  // an uncommitted insert
+            Cache::unpin(e);
+            return false;
+          }
           if (t.index->lookup(key) == v) {
             th.hits++;
             return pinned(th, e, ref);
@@ -201,7 +278,7 @@ class Zen {
       }
       // Miss: bring the NVM-tuple into this thread's region, enhanced with a fresh CC-Meta.
       Entry* e = victim(th, table);
-      if (!e) return false;  // region exhausted and another transaction got G-EX: abort
+      if (!e) return th.refused = true, false;  // region exhausted, another one got G-EX: abort
       fill(e, t, table, key, nvm_of(v));
       if (t.index->update(key, v, reinterpret_cast<uint64_t>(e))) return pinned(th, e, ref);
       e->state.store(kFree, std::memory_order_release);  // another thread cached it first
@@ -253,12 +330,13 @@ class Zen {
       Access& a = acc[i];
       if (a.type == AccessType::Read) continue;
       char* slot = take(th, r, a.table);  // never the slot of the tuple's previous version
-      write_header(slot, cts, reorder && i == lp, a.table, a.key);  // reorder: injected bug
-      memcpy(NvmTuple::at(slot)->data(), a.local, a.len);
+      const bool del = a.type == AccessType::Delete;
+      write_header(slot, cts, reorder && i == lp, a.table, a.key, del);  // reorder: injected bug
+      if (!del) memcpy(NvmTuple::at(slot)->data(), a.local, a.len);
       a.version = cts;
       th.written.push_back({&a, slot});
       if (i == lp) { lp_slot = slot; continue; }
-      uint32_t bytes = kHeaderBytes + a.len;
+      uint32_t bytes = kHeaderBytes + (del ? 0 : a.len);
       if (dev::fault_is(dev::Fault::DropFlush) && bytes > kLineBytes) bytes -= kLineBytes;
       dev::flush(slot, bytes);
     }
@@ -299,6 +377,26 @@ class Zen {
     Table& t = *tables_[a.table];
     Entry* e = static_cast<Entry*>(a.row.handle);
     char* old = e->nvm;
+    if (a.type == AccessType::Delete) {
+      t.index->remove(a.key);
+      if (t.ordered) t.ordered->remove(a.key);
+      e->nvm = slot;
+      e->cts = a.version;
+      e->state.fetch_or(kCopy, std::memory_order_acq_rel);  // dead: lookups re-read the index
+      th.garbage.push_back({old, a.table, a.version});
+      th.tombstones.push_back({slot, a.table, a.version});
+      return;
+    }
+    if (a.type == AccessType::Insert) {
+      e->state.fetch_or(kDirty, std::memory_order_relaxed);
+      memcpy(e->data(), a.local, a.len);
+      dev::write(e->data(), a.len);
+      e->nvm = slot;
+      e->cts = a.version;
+      e->state.fetch_and(~(kDirty | kNew), std::memory_order_release);
+      if (t.ordered) t.ordered->insert(a.key);
+      return;  // no previous version
+    }
     bool foreign = t.cache->region_of(e) != th.tid;
     if (!(foreign && copy_to_own_region(th, t, a, e, slot))) {
       e->state.fetch_or(kDirty, std::memory_order_relaxed);
@@ -392,10 +490,45 @@ class Zen {
     lap("scan_regions_rebuild_indexes");
 
     uint64_t max_cts = kLoadCts;
+    std::unordered_set<char*> lp_slots;
     for (size_t r = 0; r < regions_.size(); r++) {
       max_cts = std::max(max_cts, res[r].max_cts);
       rep.replayed += res[r].committed;
-      if (char* s = res[r].lp_slot) regions_[r]->set_lp(pages_->table_of(s), s);
+      if (char* s = res[r].lp_slot) {
+        regions_[r]->set_lp(pages_->table_of(s), s);
+        lp_slots.insert(s);
+      }
+    }
+    // Deletes: every older version of a key whose newest version is a tombstone is invalidated
+    // (Tx-CTS 0) and fenced before the tombstone is freed, so no later recovery resurrects it.
+    // A region's LP tuple must keep its Tx-CTS (it sets ts-commit): its key's tombstone stays.
+    std::vector<std::vector<NvmTuple*>> keep{size_t(nthreads)};
+    parallel(nthreads, [&](int w) {
+      for (char* s : freed[size_t(w)]) {
+        NvmTuple* t = NvmTuple::at(s);
+        if (t->empty() || t->deleted() || t->table() >= tables_.size()) continue;
+        uint64_t v = tables_[t->table()]->index->lookup(t->key());
+        if (v == HashIndex::kNoValue || !is_nvm_value(v) || !NvmTuple::at(nvm_of(v))->deleted()) continue;
+        if (lp_slots.count(s)) { keep[size_t(w)].push_back(NvmTuple::at(nvm_of(v))); continue; }
+        t->set_cts(0, false);
+        dev::flush(t, kHeaderBytes);
+      }
+      dev::fence();
+    });
+    std::unordered_set<NvmTuple*> held;
+    for (auto& k : keep) held.insert(k.begin(), k.end());
+    for (uint32_t ti = 0; ti < tables_.size(); ti++) {
+      Table& t = *tables_[ti];
+      std::vector<std::pair<uint64_t, char*>> dead;
+      t.index->for_each([&](uint64_t key, uint64_t v) {
+        if (NvmTuple::at(nvm_of(v))->deleted()) dead.push_back({key, nvm_of(v)});
+      });
+      for (auto& [key, s] : dead) {
+        t.index->remove(key);
+        if (held.count(NvmTuple::at(s))) threads_[0].tombstones.push_back({s, ti, NvmTuple::at(s)->cts()});
+        else freed[0].push_back(s);
+      }
+      if (t.ordered) t.index->for_each([&](uint64_t key, uint64_t) { t.ordered->insert(key); });
     }
     for (auto& v : freed)
       for (char* s : v) regions_[pages_->region_of(s)]->put(pages_->table_of(s), s, true);
@@ -445,8 +578,10 @@ class Zen {
         for (char* s : r->free_list(ti)) add_spare(s);
       if (r->lp_slot() && r->lp_held_free()) add_spare(r->lp_slot());
     }
-    for (auto& th : threads_)
+    for (auto& th : threads_) {
       for (auto& g : th.garbage) add_spare(g.slot);
+      for (auto& g : th.tombstones) add_spare(g.slot);
+    }
     for (int t = 0; t < nthreads_; t++)
       for (auto& g : shared_[t].inbox) add_spare(g.slot);
     for (uint64_t p = 0; p < pages_->pages(); p++) {
@@ -504,6 +639,7 @@ class Zen {
     uint32_t len = 0;
     uint32_t rank = 0;  // position in the persist order
     std::unique_ptr<HashIndex> index;
+    std::unique_ptr<OrderedIndex> ordered;  // only for tables with TableInfo::ordered
     std::unique_ptr<Cache> cache;
   };
 
@@ -551,9 +687,10 @@ class Zen {
   // its tuple ID: a crash between the two stores (kill -9, or the header line written back
   // early) then leaves an uncommitted tuple that recovery discards, never the old Tx-CTS under
   // the new tuple ID, which recovery would take for a committed version of the new key.
-  static void write_header(char* slot, uint64_t cts, bool lp, uint32_t table, uint64_t key) {
+  static void write_header(char* slot, uint64_t cts, bool lp, uint32_t table, uint64_t key,
+                           bool deleted = false) {
     NvmTuple* t = NvmTuple::at(slot);
-    uint64_t id = NvmTuple::make_id(table, key);
+    uint64_t id = NvmTuple::make_id(table, key, deleted);
     t->set_cts(cts, lp);
     std::atomic_signal_fence(std::memory_order_seq_cst);  // the compiler keeps the order; x86 too
     dev::crash_point("zen.slot_header");

@@ -43,7 +43,7 @@ class TxnManager {
     const char* p = cc_.read(txn_, *a);
     if (!p) { acc_.pop_back(); return nullptr; }
     a->image = p;
-    if (!eng_.visible(*a)) return gone();
+    if (!visible(*a)) return gone();
     return p;
   }
 
@@ -122,8 +122,9 @@ class TxnManager {
   }
 
   void abort() {
-    for (Access& a : acc_)
-      if (a.type == AccessType::Insert) eng_.undo_insert(th_, a);
+    if constexpr (requires(Access& a) { eng_.undo_insert(th_, a); })
+      for (Access& a : acc_)
+        if (a.type == AccessType::Insert) eng_.undo_insert(th_, a);
     cc_.abort(txn_, acc_.data(), acc_.size());
     eng_.release(th_, acc_.data(), acc_.size());
     acc_.clear();  // a second abort() (user_abort(), then the driver's) finds nothing to undo
@@ -158,8 +159,14 @@ class TxnManager {
     Access* a = add(type, table, key);
     if (!a) return nullptr;
     if (!cc_.write(txn_, *a)) { acc_.pop_back(); return nullptr; }
-    if (!eng_.visible(*a)) return gone();
+    if (!visible(*a)) return gone();
     return a->local;
+  }
+
+  // An engine without inserts and deletes (nvmvcc) has every tuple it finds visible.
+  bool visible(const Access& a) {
+    if constexpr (requires { eng_.visible(a); }) return eng_.visible(a);
+    else return true;
   }
 
   // The engine refused a lookup for its own reasons (Zen: another transaction runs alone).

@@ -37,8 +37,12 @@ def cmd_run(args):
 
     # Build the reference rundb first so flags are checked against the current source.
     p = plan(load_spec(args.spec), args.scale, args.repeat, caps=detect(build=True))
+    slurm = {"queue": args.slurm_queue, "walltime": args.slurm_walltime,
+             "memory": args.slurm_memory, "account": args.slurm_account}
     summary = run_sweep(p, args.results, executor=args.executor, scheduler=args.scheduler,
-                        workers=args.workers, nvm_dir=args.nvm_dir, timeout=args.timeout)
+                        workers=args.workers, nvm_dir=args.nvm_dir, timeout=args.timeout,
+                        cluster=args.cluster, hosts=args.hosts and args.hosts.split(","),
+                        slurm=slurm)
     print(f"ran {summary.ran}, skipped {summary.skipped} already done, "
           f"failed {len(summary.failed)}")
     for key, error in summary.failed:
@@ -72,8 +76,17 @@ def main(argv=None):
     run.add_argument("--executor", choices=["local", "dask"], default="local")
     run.add_argument("--scheduler", help="dask scheduler address (scheduler and workers need PYTHONPATH=<this repo>); "
                           "a LocalCluster when omitted")
+    run.add_argument("--cluster", choices=["local", "ssh", "slurm"], default="local",
+                     help="with --executor dask and no --scheduler: the cluster to start "
+                          "(experiments/clusters.py)")
     run.add_argument("--workers", type=int, default=1,
-                     help="LocalCluster workers, each running one benchmark at a time")
+                     help="workers (LocalCluster processes or Slurm jobs), each running one "
+                          "benchmark at a time")
+    run.add_argument("--hosts", help="--cluster ssh: SCHEDULER,WORKER[,WORKER...] host names")
+    run.add_argument("--slurm-queue", help="--cluster slurm: partition")
+    run.add_argument("--slurm-account", help="--cluster slurm: account")
+    run.add_argument("--slurm-walltime", default="02:00:00", help="--cluster slurm: per job")
+    run.add_argument("--slurm-memory", default="16GB", help="--cluster slurm: per job")
     run.add_argument("--results", default="results", help="results folder")
     run.add_argument("--nvm-dir", default=DEFAULT_NVM_DIR,
                      help="where NVM images go (a DAX mount for real NVM)")

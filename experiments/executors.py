@@ -10,12 +10,14 @@ def local(fn, jobs):
         yield run, fn(**kwargs, pin=True)
 
 
-def dask(fn, jobs, scheduler=None, workers=1):
-    from distributed import Client, LocalCluster, as_completed
+def dask(fn, jobs, scheduler=None, workers=1, cluster="local", hosts=None, slurm=None):
+    from distributed import Client, as_completed
 
-    # One thread per worker: a worker runs one benchmark at a time, never two side by side.
-    cluster = None if scheduler else LocalCluster(
-        n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+    from experiments.clusters import make_cluster
+
+    # An existing scheduler, or a cluster started here (experiments/clusters.py); one thread
+    # per worker either way: a worker runs one benchmark at a time, never two side by side.
+    cluster = None if scheduler else make_cluster(cluster, workers, hosts, slurm)
     client = Client(scheduler or cluster)
     try:
         futures = {client.submit(fn, **kwargs, pin=False, pure=False,

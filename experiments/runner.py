@@ -116,7 +116,8 @@ class Summary:
 
 
 def run_sweep(plan, results_dir="results", executor="local", scheduler=None, workers=1,
-              nvm_dir=DEFAULT_NVM_DIR, timeout=1800, root=ROOT, echo=print):
+              nvm_dir=DEFAULT_NVM_DIR, timeout=1800, root=ROOT, echo=print, cluster="local",
+              hosts=None, slurm=None):
     spec = plan.spec
     out_dir = Path(results_dir) / spec["name"]
     logs = out_dir / "logs"
@@ -146,7 +147,8 @@ def run_sweep(plan, results_dir="results", executor="local", scheduler=None, wor
                  executor=executor, host=host_info(), runs=len(plan.runs),
                  pending=[{"settings": s, "reason": e["reason"]} for s, e in plan.pending])
     run_jobs = executors.EXECUTORS[executor]
-    kwargs = {"scheduler": scheduler, "workers": workers} if executor == "dask" else {}
+    kwargs = {"scheduler": scheduler, "workers": workers, "cluster": cluster, "hosts": hosts,
+              "slurm": slurm} if executor == "dask" else {}
     with tqdm(total=len(jobs), unit="run", desc=spec["name"], disable=not jobs) as bar:
         for run, outcome in run_jobs(execute_run, jobs, **kwargs):
             (logs / f"{run.key}.stderr").write_text(

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(build-essential g++ make libpmem-dev libnuma-dev libjemalloc-dev libgtest-dev
               googletest nlohmann-json3-dev libcli11-dev python3-pip)
 # Import names of the packages in requirements.txt, in the same order.
-PY_MODULES=(pandas matplotlib yaml tqdm distributed pytest)
+PY_MODULES=(pandas matplotlib yaml tqdm distributed dask_jobqueue asyncssh pytest)
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo

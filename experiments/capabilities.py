@@ -10,7 +10,11 @@ from experiments.results import ROOT
 
 # Settings that choose the binary, the image folder or a two-step run rather than being
 # flags rundb is given as they are.
-NOT_FLAGS = ("engine", "cc", "nvm_dir")
+NOT_FLAGS = ("engine", "cc", "nvm_dir", "build")
+
+# Structural build variants a spec may ask for with `build:`: (engines that have it, make
+# variables, suffix of the build folder). E.g. Zen's naive NVM space management (Figure 14).
+BUILDS = {"naive": (("zen",), ["ZEN_NAIVE_ALLOC=1"], "-naive")}
 
 # Where the missing piece is being built, so a pending reason says what to wait for.
 ISSUES = {
@@ -91,6 +95,11 @@ def missing(caps, settings):
         value = settings.get(kind)
         if value is not None and value not in known:
             reasons.append(f"needs {kind} {value}{_hint(kind, value)}")
+    variant = settings.get("build")
+    if variant is not None and (variant not in BUILDS or settings.get("engine") not in BUILDS[variant][0]):
+        known = ", ".join(f"{k} ({'/'.join(v[0])})" for k, v in BUILDS.items())
+        reasons.append(f"no build variant {variant!r} for engine {settings.get('engine')} "
+                       f"(variants: {known})")
     if not caps.flags:
         return reasons + ["no built rundb to check flags against (run make)"]
     for key, value in settings.items():

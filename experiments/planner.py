@@ -57,9 +57,15 @@ class Plan:
         return binaries(self.runs)
 
 
+def binary_of(settings):
+    """(engine, cc), or (engine, cc, build variant) for a spec's `build:` setting."""
+    pair = (settings["engine"], settings["cc"])
+    return pair + (settings["build"],) if settings.get("build") is not None else pair
+
+
 def binaries(runs):
-    """The (engine, cc) pairs these runs need built, in first-use order."""
-    return list(dict.fromkeys((r.settings["engine"], r.settings["cc"]) for r in runs))
+    """The binaries these runs need built, as binary_of() names them, in first-use order."""
+    return list(dict.fromkeys(binary_of(r.settings) for r in runs))
 
 
 def describe_pending(entry):

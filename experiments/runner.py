@@ -12,22 +12,26 @@ from pathlib import Path
 from tqdm import tqdm
 
 from experiments import executors
-from experiments.capabilities import NOT_FLAGS
-from experiments.planner import binaries, describe_pending
+from experiments.capabilities import BUILDS, NOT_FLAGS
+from experiments.planner import binaries, binary_of, describe_pending
 from experiments.results import ROOT, host_info, result_path, write_csv, write_json
 DEFAULT_NVM_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
 
 
-def binary_path(engine, cc, root=ROOT):
-    return Path(root) / "build" / f"{engine}-{cc}" / "rundb"
+def binary_path(engine, cc, variant=None, root=ROOT):
+    suffix = BUILDS[variant][2] if variant else ""
+    return Path(root) / "build" / f"{engine}-{cc}{suffix}" / "rundb"
 
 
 def build(pairs, log_dir, root=ROOT):
-    """make each (engine, cc) once; returns {pair: error} for the ones that failed."""
+    """make each binary (planner.binary_of) once; returns {pair: error} for the ones that
+    failed."""
     errors = {}
-    for engine, cc in pairs:
+    for pair in pairs:
+        engine, cc, variant = (*pair, None)[:3]
         cmd = ["make", f"-j{os.cpu_count() or 1}", f"ENGINE={engine}", f"CC_ALG={cc}"]
-        log = Path(log_dir) / f"build-{engine}-{cc}.log"
+        cmd += BUILDS[variant][1] if variant else []
+        log = Path(log_dir) / f"build-{'-'.join(pair)}.log"
         try:
             proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
             log.write_text(f"$ {' '.join(cmd)}\n{proc.stdout}{proc.stderr}")
@@ -35,8 +39,8 @@ def build(pairs, log_dir, root=ROOT):
         except OSError as exc:
             log.write_text(f"$ {' '.join(cmd)}\n{exc}\n")
             failed = True
-        if failed or not binary_path(engine, cc, root).is_file():
-            errors[(engine, cc)] = f"build failed: {' '.join(cmd)} (log: {log})"
+        if failed or not binary_path(engine, cc, variant, root).is_file():
+            errors[pair] = f"build failed: {' '.join(cmd)} (log: {log})"
     return errors
 
 
@@ -134,12 +138,12 @@ def run_sweep(plan, results_dir="results", executor="local", scheduler=None, wor
     build_errors = build(binaries(todo), logs, root)
     jobs = []
     for run in todo:
-        pair = (run.settings["engine"], run.settings["cc"])
+        pair = binary_of(run.settings)
         if pair in build_errors:
             summary.failed.append((run.key, build_errors[pair]))
             continue
         image = Path(run.settings.get("nvm_dir", nvm_dir)) / f"nvtestbed-{run.spec}-{run.key}.img"
-        jobs.append((run, dict(binary=str(binary_path(*pair, root)), settings=run.settings,
+        jobs.append((run, dict(binary=str(binary_path(*pair, root=root)), settings=run.settings,
                                rep=run.rep, nvm_path=str(image), timeout=timeout)))
 
     sweep = {k: spec[k] for k in ("name", "paper", "figure", "title", "path")}

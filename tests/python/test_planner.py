@@ -103,3 +103,19 @@ def test_list_command_shows_pending_reasons():
     for spec in all_specs():  # every spec, with its run counts per scale
         assert f"{spec['name']}: {spec['paper']}" in out
     assert "  small: " in out and "  paper: " in out
+
+
+def test_build_variant_names_its_own_binary_and_is_no_flag(tmp_path):
+    from experiments.capabilities import Capabilities, missing
+    from experiments.planner import binaries, binary_of
+    from experiments.runner import binary_path, command
+    spec = {"name": "t", "axes": {"allocator": [{"label": "zen"}, {"label": "naive", "build": "naive"}]},
+            "fixed": {"engine": "zen", "cc": "silo", "threads": 2}, "scales": {"small": {}}}
+    p = plan(spec, "small", repeat=1)
+    assert binaries(p.runs) == [("zen", "silo"), ("zen", "silo", "naive")]
+    naive = next(r for r in p.runs if r.settings.get("build"))
+    assert binary_path(*binary_of(naive.settings)).parts[-2] == "zen-silo-naive"
+    assert "--build" not in command("rundb", naive.settings, 0, tmp_path / "img")
+    caps = Capabilities(engines={"mmdb", "zen"}, ccs={"silo"}, flags={"threads": None})
+    assert missing(caps, naive.settings) == []
+    assert "no build variant 'naive' for engine mmdb" in missing(caps, {**naive.settings, "engine": "mmdb"})[0]

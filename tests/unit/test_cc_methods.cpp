@@ -263,7 +263,7 @@ TYPED_TEST(CCMethods, CommittedHistoriesAreConflictSerializable) {
             m.begin();
             ops.clear();
             for (int j = 0; j < 3; j++) {
-              uint64_t v;
+              uint64_t v = 0;  // (set on every path below; -O1 cannot see it)
               if (kind[j] != 1) {
                 const char* img = m.read(0, ks[j]);
                 if (!img) { m.abort(); return false; }

@@ -145,7 +145,8 @@ struct Mcsi : si::SiBase<Mcsi, McsiTxn> {
   static uint64_t recovered_status(uint64_t txid) {
     if (txid == si::kFrozenTxid) return si::kCommitted;
     int off;
-    return (word_of(txid, off).load() >> off) & 3;
+    uint64_t w = word_of(txid, off).load();  // sets off first
+    return (w >> off) & 3;
   }
   static uint64_t current_status(uint64_t txid) {
     return txid == si::kFrozenTxid ? si::kCommitted : stored_status(txid);

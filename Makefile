@@ -94,7 +94,9 @@ tsan:
 	$(MAKE) SAN=tsan OPT=-O1 $(TEST_BUILD)-tsan/unit_tests
 	TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp halt_on_error=1" \
 	  $(TEST_BUILD)-tsan/unit_tests --gtest_filter='$(TSAN_FILTER)'
-TSAN_FILTER ?= *Concurrent*:*Bank*:*Thread*:*Deadlock*
+# TpccRun is left out: loading TPC-C under TSan takes minutes per pair; the inserts, deletes and
+# ordered index it exercises have concurrent tests of their own in the filter.
+TSAN_FILTER ?= *Concurrent*:*Bank*:*Thread*:*Deadlock*:-TpccRun*
 
 test: unit e2e crash pytest
 

@@ -121,7 +121,8 @@ struct Pgsi : si::SiBase<Pgsi, PgsiTxn> {
   static uint64_t recovered_status(uint64_t xid) {
     if (xid == si::kFrozenTxid) return si::kCommitted;
     int off;
-    return (word_of(xid, off).load() >> off) & 3;
+    uint64_t w = word_of(xid, off).load();  // sets off first
+    return (w >> off) & 3;
   }
   static uint64_t current_status(uint64_t xid) {
     return xid == si::kFrozenTxid ? si::kCommitted : stored_status(xid);

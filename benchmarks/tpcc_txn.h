@@ -230,7 +230,8 @@ class Tpcc::Worker {
     if (!di) return false;
     District* dist = as<District>(di);
     uint32_t o = b_.deterministic_ ? o_id_ : dist->d_next_o_id;
-    dist->d_next_o_id = std::max(dist->d_next_o_id, o + 1);
+    uint32_t next = dist->d_next_o_id;  // a copy: std::max would bind a reference to a packed field
+    dist->d_next_o_id = std::max(next, o + 1);
     double d_tax = dist->d_tax;
     const char* ci = m.read(kCustomer, K::customer(w_, d_, c_));
     if (!ci) return false;

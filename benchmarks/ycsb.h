@@ -151,6 +151,7 @@ class Ycsb {
     bool execute(Mgr& m) {
       if (ack_ && nwrites_) log_intent();
       uint64_t sink = 0;
+      if (y_.o_.prefetch) m.prefetch(kTable, keys_.data(), keys_.size());
       for (size_t i = 0; i < keys_.size(); i++) {
         uint64_t k = keys_[i];
         if (!write_[i]) {

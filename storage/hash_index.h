@@ -74,6 +74,9 @@ class HashIndex {
     return kNoValue;
   }
 
+  // Bring the key's first probe slot into the cache (storage/prefetch.h).
+  void prefetch(uint64_t key) const { __builtin_prefetch(&slots_[hash(key) & (cap_ - 1)]); }
+
   // Replace the value of a present key (e.g. Zen moving a tuple between cache and NVM).
   bool update(uint64_t key, uint64_t expected, uint64_t value) {
     std::atomic<uint64_t>* v = find(key);

@@ -105,7 +105,7 @@ nlohmann::json Options::to_json() const {
       {"nvm_path", nvm_path},     {"nvm_size", nvm_size},
       {"dram_size", dram_size},   {"p_ratio", p_ratio},
       {"profile", profile},       {"persist_domain", persist_domain},
-      {"numa_nodes", numa_nodes}, {"checkpoint", checkpoint},
+      {"numa_nodes", numa_nodes}, {"checkpoint", checkpoint}, {"checkpoint_fill", checkpoint_fill},
       {"log_size", log_size},     {"recover", recover},
       {"recovery_threads", recovery_threads},
       {"workload", workload},     {"rows", rows},
@@ -115,7 +115,7 @@ nlohmann::json Options::to_json() const {
       {"crash_at", crash_at},     {"evict_prob", evict_prob},
       {"fault", fault},
       {"hot_rows", hot_rows},     {"hot_requests", hot_requests},
-      {"update_bytes", update_bytes}, {"requests_min", requests_min},
+      {"prefetch", prefetch}, {"update_bytes", update_bytes}, {"requests_min", requests_min},
       {"long_txn", long_txn},     {"long_txn_rows", long_txn_sizes},
       {"long_txn_disjoint", long_txn_disjoint}, {"long_txn_threads", long_txn_threads},
       {"long_txn_gap", long_txn_gap},
@@ -167,6 +167,7 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   app.add_option("--numa-nodes", o.numa_nodes, "logical NUMA nodes (threads and NVM striped over them)")->check(CLI::Range(1, 64))->capture_default_str();
 
   app.add_option("--checkpoint", o.checkpoint, "MMDB: checkpoint after load (recovery needs one)")->check(CLI::IsMember({"none", "after-load"}))->capture_default_str();
+  app.add_option("--checkpoint-fill", o.checkpoint_fill, "MMDB: take a fuzzy checkpoint (and truncate the logs) when a redo log is this full")->check(CLI::Range(0.05, 1.0))->capture_default_str();
   app.add_option("--log-size", log_size, "MMDB: redo log per thread (default: max(64M, 2 x database / threads))")->check(size);
 
   app.add_flag("--recover", o.recover, "recover from the existing NVM image at --nvm-path instead of loading, then stop");
@@ -189,6 +190,7 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   app.add_option("--column-size", o.column_size, "YCSB bytes per column")->check(CLI::Range(8, 65536))->capture_default_str();
   app.add_option("--hot-rows", o.hot_rows, "YCSB rows in the hot set (with --hot-requests)")->check(CLI::Range(uint64_t(1), uint64_t(1) << 36))->capture_default_str();
   app.add_option("--hot-requests", o.hot_requests, "YCSB requests per transaction on the hot rows (NVCaracal's contention)")->check(CLI::Range(0, 1024))->capture_default_str();
+  app.add_flag("--prefetch,!--no-prefetch", o.prefetch, "YCSB: prefetch each transaction's index slots and tuples before running it (default on; engines mmdb and zen; --no-prefetch: one miss after another)");
   app.add_option("--update-bytes", o.update_bytes, "YCSB: a write is a read-modify-write of the first N bytes after the key (0 = blind write of the whole tuple)")->check(CLI::Range(0, 65536 * 100))->capture_default_str();
   app.add_option("--requests-min", o.requests_min, "YCSB: requests per transaction uniform in [N, --requests] (0 = always --requests)")->check(CLI::Range(0, 1024))->capture_default_str();
   app.add_option("--long-txn", o.long_txn, "YCSB long-running transactions on --long-txn-threads threads")->check(CLI::IsMember({"none", "scan", "update"}))->capture_default_str();

@@ -29,6 +29,7 @@ struct Options {
   int numa_nodes = 1;
   // Engine
   std::string checkpoint = "after-load";
+  double checkpoint_fill = 0.5;  // MMDB: fuzzy checkpoint when a redo log is this full
   uint64_t log_size = 0;       // 0 = auto
   // Recovery and verification
   bool recover = false;
@@ -52,6 +53,7 @@ struct Options {
   // transactions (benchmarks/ycsb.h)
   uint64_t hot_rows = 256;
   int hot_requests = 0;        // requests per transaction drawn from the hot rows
+  bool prefetch = true;        // YCSB: prefetch a transaction's index slots and tuples first
   int update_bytes = 0;        // 0 = a write replaces the whole tuple
   int requests_min = 0;        // 0 = every transaction has --requests
   std::string long_txn = "none";

@@ -32,6 +32,12 @@ class TxnManager {
     else cc_.begin(txn_);
   }
 
+  // A hint: the transaction will access these keys of `table` (an engine without prefetch
+  // ignores it). Changes no state and no counter.
+  void prefetch(uint32_t table, const uint64_t* keys, size_t n) const {
+    if constexpr (requires { eng_.prefetch(table, keys, n); }) eng_.prefetch(table, keys, n);
+  }
+
   // The tuple image to read, or nullptr when the transaction must abort (cause()).
   const char* read(uint32_t table, uint64_t key) {
     if (Access* a = find(table, key)) {

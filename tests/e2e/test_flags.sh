@@ -22,6 +22,8 @@ bad --profile --profile optane-900
 bad --requests --requests 50 --rows 10
 bad --duration --duration 0
 bad --verify-ack --verify-ack "$TMP/ack"
+bad --checkpoint-fill --checkpoint-fill 0
+bad --checkpoint-fill --checkpoint-fill 1.5
 say "bad flags refused with exit 2"
 
 missing="$TMP/no-such-dir/missing.img"

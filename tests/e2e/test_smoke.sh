@@ -40,3 +40,11 @@ for cc in "${ALL_PAIRS[@]}"; do
   rm -f "$TMP/$cc.img"
   say "$cc: $(json "$out" "int(d['results']['committed'])") committed, $(json "$out" "round(d['results']['throughput_tps'])") txn/s"
 done
+
+# Prefetch is a hint: off, the run still commits and says so in its config.
+bin="$(rundb_of "${ALL_PAIRS[0]}")"
+"$bin" --rows 20000 --warmup 0 --duration 0.3 --no-prefetch --nvm-path "$TMP/nopf.img" >"$TMP/nopf.json" 2>"$TMP/nopf.err" ||
+  { cat "$TMP/nopf.err" >&2; fail "--no-prefetch run exited non-zero"; }
+check "$TMP/nopf.json" "d['config']['prefetch'] is False and d['results']['committed'] > 0" "--no-prefetch runs and is recorded"
+rm -f "$TMP/nopf.img"
+say "--no-prefetch: $(json "$TMP/nopf.json" "int(d['results']['committed'])") committed"

@@ -28,6 +28,7 @@
 #include "storage/engines/mmdb/redo_log.h"
 #include "storage/hash_index.h"
 #include "storage/ordered_index.h"
+#include "storage/prefetch.h"
 
 namespace nvt::mmdb {
 
@@ -159,6 +160,14 @@ class Mmdb {
     if (t.ordered) t.ordered->insert(key);
   }
 
+  // The rows `keys` name, header and tuple, on their way into the cache (storage/prefetch.h).
+  void prefetch(uint32_t table, const uint64_t* keys, size_t n) const {
+    const Table& t = *tables_[table];
+    prefetch_batch(*t.index, keys, n, [&](uint64_t v) {
+      return std::pair<const void*, size_t>(reinterpret_cast<const void*>(v), t.slot);
+    });
+  }
+
   bool lookup(Thread& th, uint32_t table, uint64_t key, RowRef& ref) {
     Table& t = *tables_[table];
     uint64_t v = t.index->lookup(key);
@@ -267,6 +276,7 @@ class Mmdb {
         if (!wanted_) continue;
         lk.unlock();
         checkpoint();
+        background_checkpoints_++;
         lk.lock();
         wanted_ = false;
         cv_.notify_all();
@@ -415,7 +425,8 @@ class Mmdb {
     for (auto& t : tables_) rows[t->info.name] = {{"dram", t->dram_rows}, {"nvm", t->nvm_rows}};
     return {{"dram_row_accesses", dh},
             {"nvm_row_accesses", nh},
-            {"checkpoints", checkpoints_.load()},
+            {"checkpoints", checkpoints_.load()},  // the one after load included
+            {"background_checkpoints", background_checkpoints_.load()},  // while workers ran
             {"last_checkpoint_s", last_ckpt_s_},
             {"row_capacity", rows},
             {"checkpointer_nvm_write_bytes", bg_counters_.nvm_write_bytes}};
@@ -511,6 +522,7 @@ class Mmdb {
   std::thread checkpointer_;
   std::mutex ckpt_mu_;
   std::atomic<uint64_t> checkpoints_{0};
+  std::atomic<uint64_t> background_checkpoints_{0};
   double last_ckpt_s_ = 0;
   dev::Counters bg_counters_;
 };

@@ -52,6 +52,7 @@
 #include "storage/engines/zen/tuple_allocator.h"
 #include "storage/hash_index.h"
 #include "storage/ordered_index.h"
+#include "storage/prefetch.h"
 
 namespace nvt::zen {
 
@@ -248,6 +249,16 @@ class Zen {
     const Table& t = *tables_.at(table);
     if (!t.ordered) throw std::logic_error("scan on table " + t.info.name + " without an ordered index");
     t.ordered->range(lo, hi, limit, out, reverse);
+  }
+
+  // The Met-Cache entries (or NVM-tuples) `keys` name on their way into the cache
+  // (storage/prefetch.h). A cache miss still pays its NVM read when lookup() copies the tuple.
+  void prefetch(uint32_t table, const uint64_t* keys, size_t n) const {
+    const Table& t = *tables_[table];
+    prefetch_batch(*t.index, keys, n, [&](uint64_t v) {
+      if (is_nvm_value(v)) return std::pair<const void*, size_t>(nvm_of(v), slot_bytes(t.len));
+      return std::pair<const void*, size_t>(reinterpret_cast<const void*>(v), Cache::entry_bytes(t.len));
+    });
   }
 
   bool lookup(Thread& th, uint32_t table, uint64_t key, RowRef& ref) {

@@ -30,6 +30,7 @@
 
 #include "benchmarks/zipf.h"
 #include "storage/engine.h"
+#include "storage/parallel.h"
 #include "storage/schema.h"
 #include "system/options.h"
 
@@ -106,28 +107,25 @@ class Smallbank {
 
   template <class Engine>
   void load(Engine& eng, int threads) const {
-    std::vector<std::thread> ts;
-    for (int t = 0; t < threads; t++)
-      ts.emplace_back([&, t] {
-        auto& th = eng.thread(t);
-        char acc[64] = {}, bal[16] = {};
-        for (uint64_t k = uint64_t(t); k < o_.accounts; k += uint64_t(threads)) {
-          memcpy(acc, &k, 8);
-          snprintf(acc + 8, 24, "c%llu", (unsigned long long)k);
-          eng.load(th, kAccounts, k, acc);
-          memcpy(bal, &k, 8);
-          set_balance(bal, initial_balance(kSavings, k));
-          eng.load(th, kSavings, k, bal);
-          set_balance(bal, initial_balance(kChecking, k));
-          eng.load(th, kChecking, k, bal);
-        }
-        for (uint64_t k = uint64_t(t); k < kTellerRows; k += uint64_t(threads)) {
-          memcpy(bal, &k, 8);
-          set_balance(bal, 0);
-          eng.load(th, kTellers, k, bal);
-        }
-      });
-    for (auto& t : ts) t.join();
+    parallel(threads, [&](int t) {
+      auto& th = eng.thread(t);
+      char acc[64] = {}, bal[16] = {};
+      for (uint64_t k = uint64_t(t); k < o_.accounts; k += uint64_t(threads)) {
+        memcpy(acc, &k, 8);
+        snprintf(acc + 8, 24, "c%llu", (unsigned long long)k);
+        eng.load(th, kAccounts, k, acc);
+        memcpy(bal, &k, 8);
+        set_balance(bal, initial_balance(kSavings, k));
+        eng.load(th, kSavings, k, bal);
+        set_balance(bal, initial_balance(kChecking, k));
+        eng.load(th, kChecking, k, bal);
+      }
+      for (uint64_t k = uint64_t(t); k < kTellerRows; k += uint64_t(threads)) {
+        memcpy(bal, &k, 8);
+        set_balance(bal, 0);
+        eng.load(th, kTellers, k, bal);
+      }
+    });
   }
 
   // Total money is conserved and no savings balance is negative: {violations, total, expected,

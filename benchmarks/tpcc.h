@@ -23,6 +23,7 @@
 #include "benchmarks/zipf.h"
 #include "storage/hash_index.h"
 #include "storage/ordered_index.h"
+#include "storage/parallel.h"
 #include "storage/schema.h"
 #include "system/options.h"
 
@@ -100,16 +101,13 @@ class Tpcc {
 
   template <class Engine>
   void load(Engine& eng, int threads) const {
-    std::vector<std::thread> ts;
-    for (int t = 0; t < threads; t++)
-      ts.emplace_back([&, t] {
-        auto& th = eng.thread(t);
-        Rng r(o_.seed * 7919 + uint64_t(t) + 1);
-        Loader<Engine> l{eng, th, r, *this};
-        if (t == 0) l.items();
-        for (int w = 1 + t; w <= W_; w += threads) l.warehouse(w);
-      });
-    for (auto& t : ts) t.join();
+    parallel(threads, [&](int t) {
+      auto& th = eng.thread(t);
+      Rng r(o_.seed * 7919 + uint64_t(t) + 1);
+      Loader<Engine> l{eng, th, r, *this};
+      if (t == 0) l.items();
+      for (int w = 1 + t; w <= W_; w += threads) l.warehouse(w);
+    });
   }
 
   // Consistency conditions 1-4 (clause 3.3.2) over the committed state, engine-agnostic through

@@ -23,6 +23,7 @@
 
 #include "benchmarks/zipf.h"
 #include "storage/access.h"
+#include "storage/parallel.h"
 #include "storage/schema.h"
 #include "system/ack.h"
 #include "system/options.h"
@@ -92,18 +93,15 @@ class Ycsb {
 
   template <class Engine>
   void load(Engine& eng, int threads) const {
-    std::vector<std::thread> ts;
-    for (int t = 0; t < threads; t++)
-      ts.emplace_back([&, t] {
-        Rng r(o_.seed * 7919 + uint64_t(t));
-        auto& th = eng.thread(t);
-        std::vector<char> img(schema_.tuple_size());
-        for (uint64_t k = uint64_t(t); k < o_.rows; k += uint64_t(threads)) {
-          fill(r, img.data(), k, 0);
-          eng.load(th, kTable, k, img.data());
-        }
-      });
-    for (auto& t : ts) t.join();
+    parallel(threads, [&](int t) {
+      Rng r(o_.seed * 7919 + uint64_t(t));
+      auto& th = eng.thread(t);
+      std::vector<char> img(schema_.tuple_size());
+      for (uint64_t k = uint64_t(t); k < o_.rows; k += uint64_t(threads)) {
+        fill(r, img.data(), k, 0);
+        eng.load(th, kTable, k, img.data());
+      }
+    });
   }
 
   // One worker's request stream and its transactions.

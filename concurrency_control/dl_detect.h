@@ -13,7 +13,7 @@
 
 namespace nvt::cc {
 
-struct DlDetect {
+struct DlDetect : lock2pl::Waiting<DlDetect> {
   static constexpr const char* name = "dl_detect";
   static constexpr auto kTimeout = std::chrono::milliseconds(10);
   static constexpr uint32_t kDetectEvery = 16;  // waiting steps between searches
@@ -34,19 +34,6 @@ struct DlDetect {
     t.slot.get(name);
   }
 
-  const char* read(Txn& t, Access& a) {
-    if (!lock(t, a, lock2pl::kShared, AbortCause::ReadConflict)) return nullptr;
-    return lock2pl::locked_read(a);
-  }
-  bool write(Txn& t, Access& a) {
-    if (!lock(t, a, lock2pl::kExclusive, AbortCause::WriteConflict)) return false;
-    lock2pl::locked_write(a);
-    return true;
-  }
-  bool upgrade(Txn& t, Access& a) { return write(t, a); }
-
-  bool validate(Txn&, Access*, size_t) { return true; }  // locks already exclude conflicts
-  void finish(Txn& t, Access* acc, size_t n) { lock2pl::release(acc, n, t.slot.bit()); }
   void abort(Txn& t, Access* acc, size_t n) {
     if (t.slot.id() >= 0) lock2pl::release(acc, n, t.slot.bit());
   }
@@ -68,6 +55,7 @@ struct DlDetect {
   }
 
  private:
+  friend lock2pl::Waiting<DlDetect>;
   static bool lock(Txn& t, Access& a, uint8_t mode, AbortCause on_timeout) {
     using clk = std::chrono::steady_clock;
     std::atomic<uint64_t>& edges = t.slot.state().waits_for;

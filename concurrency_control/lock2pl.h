@@ -122,4 +122,28 @@ inline const char* locked_read(Access& a) {
 }
 inline void locked_write(Access& a) { copy_tuple(a.local, a.row.data, a.len); }
 
+// The access path of the variants that wait (WAIT_DIE, DL_DETECT): a shared lock to read, an
+// exclusive one to write, all held to commit. `Method::lock(t, a, mode, cause)` decides how a
+// conflict waits and what ends the wait.
+template <class Method>
+struct Waiting {
+  template <class Txn>
+  const char* read(Txn& t, Access& a) {
+    if (!Method::lock(t, a, kShared, AbortCause::ReadConflict)) return nullptr;
+    return locked_read(a);
+  }
+  template <class Txn>
+  bool write(Txn& t, Access& a) {
+    if (!Method::lock(t, a, kExclusive, AbortCause::WriteConflict)) return false;
+    locked_write(a);
+    return true;
+  }
+  template <class Txn>
+  bool upgrade(Txn& t, Access& a) { return write(t, a); }
+  template <class Txn>
+  bool validate(Txn&, Access*, size_t) { return true; }  // locks already exclude conflicts
+  template <class Txn>
+  void finish(Txn& t, Access* acc, size_t n) { release(acc, n, t.slot.bit()); }
+};
+
 }  // namespace nvt::cc::lock2pl

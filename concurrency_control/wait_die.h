@@ -10,7 +10,7 @@
 
 namespace nvt::cc {
 
-struct WaitDie {
+struct WaitDie : lock2pl::Waiting<WaitDie> {
   static constexpr const char* name = "wait_die";
   using Meta = lock2pl::Meta;
   using Slot = lock2pl::Slot<WaitDie>;
@@ -36,25 +36,13 @@ struct WaitDie {
     t.slot.state().ts.store(t.ts, std::memory_order_release);
   }
 
-  const char* read(Txn& t, Access& a) {
-    if (!lock(t, a, lock2pl::kShared, AbortCause::ReadConflict)) return nullptr;
-    return lock2pl::locked_read(a);
-  }
-  bool write(Txn& t, Access& a) {
-    if (!lock(t, a, lock2pl::kExclusive, AbortCause::WriteConflict)) return false;
-    lock2pl::locked_write(a);
-    return true;
-  }
-  bool upgrade(Txn& t, Access& a) { return write(t, a); }
-
-  bool validate(Txn&, Access*, size_t) { return true; }  // locks already exclude conflicts
-  void finish(Txn& t, Access* acc, size_t n) { lock2pl::release(acc, n, t.slot.bit()); }
   void abort(Txn& t, Access* acc, size_t n) {
     if (t.slot.id() >= 0) lock2pl::release(acc, n, t.slot.bit());
     t.retry = true;
   }
 
  private:
+  friend lock2pl::Waiting<WaitDie>;
   // Wait while every holder is younger; die as soon as one is older. Holders are re-read at
   // each step, so a waiter never keeps waiting behind an older transaction that took the lock
   // after it started waiting.

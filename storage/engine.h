@@ -22,6 +22,7 @@
 //   nlohmann::json check()           invariants after recovery: {violations, examples}
 //   nlohmann::json stats()           cache hits, memory by kind, engine-specific numbers
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -57,6 +58,14 @@ struct RecoveryReport {
   std::vector<std::pair<std::string, double>> steps;
   uint64_t rows = 0;
   uint64_t replayed = 0;  // log records (or tuples) applied
+  std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
+
+  // End a step: the time since the previous step ended (or since the report was made).
+  void lap(const char* step) {
+    auto now = std::chrono::steady_clock::now();
+    steps.push_back({step, std::chrono::duration<double>(now - since).count()});
+    since = now;
+  }
 };
 
 // Bytes for per-thread private data (transaction buffers) charged before caches are sized.

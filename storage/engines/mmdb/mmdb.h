@@ -28,6 +28,7 @@
 #include "storage/engines/mmdb/redo_log.h"
 #include "storage/hash_index.h"
 #include "storage/ordered_index.h"
+#include "storage/parallel.h"
 #include "storage/prefetch.h"
 
 namespace nvt::mmdb {
@@ -330,22 +331,15 @@ class Mmdb {
 
   RecoveryReport recover(int nthreads) {
     RecoveryReport rep;
-    using clk = std::chrono::steady_clock;
-    auto t0 = clk::now();
-    auto lap = [&](const char* step) {
-      auto t1 = clk::now();
-      rep.steps.push_back({step, std::chrono::duration<double>(t1 - t0).count()});
-      t0 = t1;
-    };
     const CheckpointReader rd = ckpt_->newest();
     if (!rd.valid)
       throw std::runtime_error("NVM image holds no complete MMDB checkpoint to recover from "
                                "(was the crashed run started with --checkpoint none?)");
-    lap("find_checkpoint");
+    rep.lap("find_checkpoint");
     // Load rows and rebuild indexes in parallel over the checkpoint's row records.
-    parallel(nthreads, [&](int tid, int nt) {
+    parallel(nthreads, [&](int tid) {
       Thread th;
-      rd.for_each(tid, nt, [&](uint32_t table, uint64_t key, uint64_t version, const char* img) {
+      rd.for_each(tid, nthreads, [&](uint32_t table, uint64_t key, uint64_t version, const char* img) {
         load(th, table, key, img);
         Table& t = *tables_[table];
         Row* r = reinterpret_cast<Row*>(t.index->lookup(key));
@@ -357,10 +351,10 @@ class Mmdb {
       });
     });
     for (auto& t : tables_) rep.rows += t->next.load();
-    lap("load_checkpoint_and_index");
+    rep.lap("load_checkpoint_and_index");
     std::atomic<uint64_t> replayed{0};
-    parallel(nthreads, [&](int tid, int nt) {
-      for (uint32_t li = tid; li < nlogs_; li += nt) {
+    parallel(nthreads, [&](int tid) {
+      for (uint32_t li = uint32_t(tid); li < nlogs_; li += uint32_t(nthreads)) {
         uint64_t from = rd.start_lsn(li);
         uint64_t end = logs_[li]->scan(from, [&](const LogEntry& e, const char* img) {
           apply(e, img);
@@ -370,7 +364,7 @@ class Mmdb {
       }
     });
     rep.replayed = replayed.load();
-    lap("replay_redo_log");
+    rep.lap("replay_redo_log");
     return rep;
   }
 
@@ -438,12 +432,6 @@ class Mmdb {
     uint32_t pad;
   };
 
-  template <class F>
-  static void parallel(int n, F&& f) {
-    std::vector<std::thread> ts;
-    for (int i = 0; i < n; i++) ts.emplace_back([&, i] { f(i, n); });
-    for (auto& t : ts) t.join();
-  }
 
   Row* new_row(Table& t, uint64_t key, uint32_t state) {
     uint64_t i = t.next.fetch_add(1);

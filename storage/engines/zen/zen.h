@@ -52,6 +52,7 @@
 #include "storage/engines/zen/tuple_allocator.h"
 #include "storage/hash_index.h"
 #include "storage/ordered_index.h"
+#include "storage/parallel.h"
 #include "storage/prefetch.h"
 
 namespace nvt::zen {
@@ -458,13 +459,6 @@ class Zen {
     RecoveryReport rep;
     if (!pages_->loaded())
       throw std::runtime_error("NVM image holds no complete Zen database (power failed while loading)");
-    using clk = std::chrono::steady_clock;
-    auto t0 = clk::now();
-    auto lap = [&](const char* step) {
-      auto t1 = clk::now();
-      rep.steps.push_back({step, std::chrono::duration<double>(t1 - t0).count()});
-      t0 = t1;
-    };
     nthreads = std::max(1, nthreads);
     // Each region's pages, tables in persist order so LP tuples are met early.
     std::vector<std::vector<uint64_t>> rpages(regions_.size());
@@ -474,7 +468,7 @@ class Zen {
       std::stable_sort(v.begin(), v.end(), [&](uint64_t a, uint64_t b) {
         return tables_[pages_->owner(a).table]->rank < tables_[pages_->owner(b).table]->rank;
       });
-    lap("read_page_table");
+    rep.lap("read_page_table");
 
     std::vector<ScanResult> res(regions_.size());
     std::vector<std::vector<char*>> freed;
@@ -498,7 +492,7 @@ class Zen {
         res[r] = scan_region(each, index_gc, put_free);
       }
     });
-    lap("scan_regions_rebuild_indexes");
+    rep.lap("scan_regions_rebuild_indexes");
 
     uint64_t max_cts = kLoadCts;
     std::unordered_set<char*> lp_slots;
@@ -545,7 +539,7 @@ class Zen {
       for (char* s : v) regions_[pages_->region_of(s)]->put(pages_->table_of(s), s, true);
     counter_.store(max_cts + 1);
     for (auto& t : tables_) t->index->for_each([&](uint64_t, uint64_t) { rep.rows++; });
-    lap("rebuild_free_lists");
+    rep.lap("rebuild_free_lists");
     return rep;
   }
 
@@ -664,12 +658,6 @@ class Zen {
     std::atomic<bool> has_inbox{false};
   };
 
-  template <class F>
-  static void parallel(int n, F&& f) {
-    std::vector<std::thread> ts;
-    for (int i = 0; i < n; i++) ts.emplace_back([&, i] { f(i); });
-    for (auto& t : ts) t.join();
-  }
 
   bool pinned(Thread& th, Entry* e, RowRef& ref) {
     th.pinned.push_back(e);

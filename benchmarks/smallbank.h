@@ -64,23 +64,8 @@ class Smallbank {
   uint64_t database_bytes() const {
     return o_.accounts * (accounts_.tuple_size() + 2 * balance_.tuple_size()) + kTellerRows * balance_.tuple_size();
   }
-  // DRAM the engines need besides the cached tuples, added to database_bytes / P: SmallBank's
-  // tuples (16-32 B) are smaller than their index entries, so P applies to the tuples alone.
-  // Per table a hash index (HashIndex: 16 B slots, a power of two >= 2 x rows), per thread its
-  // private buffers; an engine with a slot heap (Zen: heap_pages) keeps one 8 B free-list
-  // pointer per slot of the smallest tuples (16 B + its 16 B header).
-  template <class Engine>
-  uint64_t dram_overhead(const EngineOptions& eo) const {
-    uint64_t b = uint64_t(eo.threads) * kPrivateBytesPerThread + (1ull << 20);
-    for (auto& t : tables()) {
-      uint64_t cap = 16;
-      while (cap < t.capacity * 2) cap <<= 1;
-      b += cap * 16;
-    }
-    if constexpr (requires { Engine::heap_pages(tables(), eo); })
-      b += Engine::heap_pages(tables(), eo) * ((2ull << 20) / 32) * 8;
-    return b;
-  }
+  // SmallBank's tuples (16-32 B) are smaller than their index entries (system/driver.h).
+  static constexpr bool kSmallTuples = true;
   uint32_t tuple_size() const { return accounts_.tuple_size(); }
   std::string layout() const {
     return "smallbank accounts=" + std::to_string(o_.accounts) + " accounts(" + accounts_.describe() +

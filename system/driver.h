@@ -22,6 +22,8 @@
 #include "storage/device/dram_budget.h"
 #include "storage/device/nvm_image.h"
 #include "storage/engine.h"
+#include "storage/hash_index.h"
+#include "storage/ordered_index.h"
 #include "system/host.h"
 #include "system/options.h"
 #include "system/stats.h"
@@ -41,6 +43,19 @@ dev::CostProfile make_profile(const Options& o);
 // The summary printed to stderr.
 void print_summary(const nlohmann::json& out);
 
+// DRAM beside the P share for a benchmark of small tuples (SmallBank, TPC-C): there the indexes
+// and per-slot structures outweigh the tuples, so P divides the tuple bytes alone (what an
+// engine may keep in DRAM or NVM) and these come on top. Per table its hash index and ordered
+// index, the engine's per-slot metadata (Zen's allocator), per-thread private buffers.
+template <class Engine>
+uint64_t side_dram_bytes(const std::vector<TableInfo>& tables, const EngineOptions& eo) {
+  uint64_t b = uint64_t(eo.threads) * kPrivateBytesPerThread + (1ull << 20);
+  for (auto& t : tables)
+    b += HashIndex::bytes_for(t.capacity) + (t.ordered ? t.capacity * OrderedIndex::kNodeBytes : 0);
+  if constexpr (requires { Engine::metadata_bytes(tables, eo); }) b += Engine::metadata_bytes(tables, eo);
+  return b;
+}
+
 template <class Engine, class CC, class Bench>
 nlohmann::json run_pair(const RunContext& ctx) {
   using clk = std::chrono::steady_clock;
@@ -58,16 +73,8 @@ nlohmann::json run_pair(const RunContext& ctx) {
   eo.log_bytes = (eo.log_bytes + (2ull << 20) - 1) / (2ull << 20) * (2ull << 20);
 
   uint64_t dram_budget = o.dram_size ? o.dram_size : uint64_t(double(db_bytes) / o.p_ratio);
-  // A benchmark whose tuples are smaller than the engines' per-row structures (SmallBank) has
-  // P apply to its tuples alone, those structures on top.
-  if constexpr (requires { bench.template dram_overhead<Engine>(eo); })
-    if (!o.dram_size) dram_budget += bench.template dram_overhead<Engine>(eo);
-  if constexpr (requires { bench.index_bytes(); })  // indexes live in DRAM beside the P share
-    if (!o.dram_size) {
-      dram_budget += bench.index_bytes();
-      // So does an engine's per-slot metadata (Zen's allocator): small rows make it large too.
-      if constexpr (requires { Engine::metadata_bytes(tables, eo); }) dram_budget += Engine::metadata_bytes(tables, eo);
-    }
+  if constexpr (requires { Bench::kSmallTuples; })
+    if (!o.dram_size) dram_budget += side_dram_bytes<Engine>(tables, eo);
   dev::DeviceOptions d;
   d.path = o.nvm_path;
   d.reopen = o.recover;

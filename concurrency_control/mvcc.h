@@ -105,6 +105,8 @@ struct Mvcc {
     Meta* m = meta(a);
     uint64_t w;
     if (!mv::try_lock(m->chain, w)) { t.cause = AbortCause::WriteConflict; return false; }
+    // Owner before the rts check (both seq_cst): a reader that raises rts after this check
+    // sees the owner in mv::unchanged().
     m->owner.store(t.ts, std::memory_order_seq_cst);
     dev::read(&m->rts, sizeof m->rts);
     if (mv::ts_of(w) > t.ts || m->rts.load(std::memory_order_seq_cst) > t.ts) {

@@ -357,7 +357,7 @@ TYPED_TEST(CCMethods, WriteSkewIsPrevented) {
 
 TYPED_TEST(CCMethods, OppositeOrderWritesFinish) {
   using CC = TypeParam;
-  const int per_thread = 300;
+  const int per_thread = 100;  // every first attempt overlaps the other thread's
   TempPath p("ccm-deadlock");
   auto db = this->make_db(p, 2, 2, 0);
   typename TestFixture::Services services(2);

@@ -178,8 +178,9 @@ struct Cicada {
       for (uint32_t spins = 0;;) {
         dev::read(m, sizeof *m);
         uint64_t w = m->chain.word.load(std::memory_order_seq_cst);
+        uint64_t p = 0;
         if (w & mv::kLock) {
-          uint64_t p = m->pending.load(std::memory_order_seq_cst);
+          p = m->pending.load(std::memory_order_seq_cst);
           if (p == 0 || p < t.ts) { relax(spins); continue; }
         }
         if (mv::ts_of(w) > t.ts) {
@@ -190,8 +191,8 @@ struct Cicada {
           break;
         }
         if (mv::ts_of(w) != a->tid) return fail(t);
-        raise_rts(*m, t.ts);
-        if (m->chain.word.load(std::memory_order_seq_cst) == w) break;
+        mv::raise_rts(m->rts, t.ts);
+        if (mv::unchanged(m->chain, w, m->pending, p)) break;
       }
     }
     for (Access* a : t.ws)
@@ -201,33 +202,22 @@ struct Cicada {
   }
 
   void finish(Txn& t, Access* acc, size_t n) {
-    bool wrote = false;
-    for (size_t i = 0; i < n; i++) {
-      if (acc[i].held != kLocked) continue;
-      Meta* m = meta(acc[i]);
+    bool wrote = mv::release_held(acc, n, [&](Access& a) {
+      Meta* m = meta(a);
       dev::write(m, sizeof *m);
-      m->rts.store(t.ts, std::memory_order_relaxed);
-      m->pending.store(0, std::memory_order_relaxed);
-      m->chain.word.store(t.ts, std::memory_order_seq_cst);  // committed
-      acc[i].held = kNone;
-      wrote = true;
-    }
+      mv::publish(m->chain, m->rts, m->pending, t.ts);  // committed
+    });
     if (wrote) registry().installed(t.store.slot(), t.ts);
     registry().leave(t.store.slot());
     if (!t.read_only) t.store.collect([] { return now(); });
   }
 
   void abort(Txn& t, Access* acc, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-      if (acc[i].held != kLocked) continue;
-      Meta* m = meta(acc[i]);
+    mv::release_held(acc, n, [](Access& a) {
+      Meta* m = meta(a);
       dev::write(m, sizeof *m);
-      uint64_t w = m->chain.word.load(std::memory_order_relaxed);
-      if (w & mv::kInstall) mv::Store::drop_before_image(m->chain);
-      m->pending.store(0, std::memory_order_relaxed);
-      m->chain.word.store(mv::ts_of(w), std::memory_order_seq_cst);  // aborted
-      acc[i].held = kNone;
-    }
+      mv::release(m->chain, m->pending);  // aborted
+    });
     registry().leave(t.store.slot());
   }
 
@@ -240,12 +230,6 @@ struct Cicada {
   static void behind(Txn& t, uint64_t w, AbortCause cause) {
     t.clock = std::max(t.clock, mv::ts_of(w) >> kSlotBits);
     t.cause = cause;
-  }
-  static void raise_rts(Meta& m, uint64_t ts) {
-    uint64_t r = m.rts.load(std::memory_order_relaxed);
-    if (r >= ts) { std::atomic_thread_fence(std::memory_order_seq_cst); return; }
-    dev::write(&m.rts, sizeof m.rts);
-    while (r < ts && !m.rts.compare_exchange_weak(r, ts, std::memory_order_seq_cst)) {}
   }
 };
 

@@ -145,25 +145,19 @@ struct Hekaton {
   }
 
   void finish(Txn& t, Access* acc, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-      if (acc[i].held != kLocked) continue;
-      Meta* m = meta(acc[i]);
+    mv::release_held(acc, n, [&](Access& a) {
+      Meta* m = meta(a);
       dev::write(m, sizeof *m);
       m->end.store(0, std::memory_order_seq_cst);
       m->chain.word.store(t.end, std::memory_order_seq_cst);
-      acc[i].held = kNone;
-    }
+    });
     if (t.end) registry().installed(t.store.slot(), t.end);
     registry().leave(t.store.slot());
     t.store.collect([] { return clock().load(std::memory_order_seq_cst); });
   }
 
   void abort(Txn& t, Access* acc, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-      if (acc[i].held != kLocked) continue;
-      unlock(*meta(acc[i]));
-      acc[i].held = kNone;
-    }
+    mv::release_held(acc, n, [](Access& a) { unlock(*meta(a)); });
     registry().leave(t.store.slot());
   }
 
@@ -174,10 +168,7 @@ struct Hekaton {
   }
   static void unlock(Meta& m) {
     dev::write(&m, sizeof m);
-    uint64_t w = m.chain.word.load(std::memory_order_relaxed);
-    if (w & mv::kInstall) mv::Store::drop_before_image(m.chain);
-    m.end.store(0, std::memory_order_seq_cst);
-    m.chain.word.store(mv::ts_of(w), std::memory_order_seq_cst);
+    mv::release(m.chain, m.end);
   }
 };
 

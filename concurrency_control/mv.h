@@ -257,6 +257,54 @@ class Store {
 // (seqlock-style: it may overlap the engine's install by design; tests/tsan.supp names it).
 inline void optimistic_copy(Access& a) { copy_tuple(a.local, a.row.data, a.len); }
 
+// Raise a read timestamp to ts. A writer locks the word, then checks rts; a reader raises rts,
+// then rechecks the word (unchanged()): both seq_cst, so at least one of them sees the other.
+inline void raise_rts(std::atomic<uint64_t>& rts, uint64_t ts) {
+  uint64_t r = rts.load(std::memory_order_relaxed);
+  if (r >= ts) { std::atomic_thread_fence(std::memory_order_seq_cst); return; }
+  dev::write(&rts, sizeof rts);
+  while (r < ts && !rts.compare_exchange_weak(r, ts, std::memory_order_seq_cst)) {}
+}
+
+// Whether a reader's decision on (word w, holder h) still stands: the word is w and, if w is
+// locked, still by the same holder. The word alone is not enough: a holder that releases the
+// tuple unchanged restores the very same word, and the next holder's lock sets the same bits,
+// so a reader that let a holder above its timestamp pass could miss a holder below it that
+// locked the tuple (and checked rts) before the reader's rts was raised.
+inline bool unchanged(const Chain& c, uint64_t w, const std::atomic<uint64_t>& holder, uint64_t h) {
+  return c.word.load(std::memory_order_seq_cst) == w &&
+         (!(w & kLock) || holder.load(std::memory_order_seq_cst) == h);
+}
+
+// A committed write at ts becomes the current image: rts = wts = ts, no holder, unlocked.
+inline void publish(Chain& c, std::atomic<uint64_t>& rts, std::atomic<uint64_t>& holder, uint64_t ts) {
+  rts.store(ts, std::memory_order_relaxed);
+  holder.store(0, std::memory_order_relaxed);
+  c.word.store(ts, std::memory_order_seq_cst);
+}
+
+// Release a held tuple unchanged: drop a saved before-image, clear the holder, unlock.
+inline void release(Chain& c, std::atomic<uint64_t>& holder) {
+  uint64_t w = c.word.load(std::memory_order_relaxed);
+  if (w & kInstall) Store::drop_before_image(c);
+  holder.store(0, std::memory_order_seq_cst);
+  c.word.store(ts_of(w), std::memory_order_seq_cst);
+}
+
+// Calls f(a) on every access the method holds (held != 0) and marks it released; returns
+// whether there was one.
+template <class F>
+bool release_held(Access* acc, size_t n, F&& f) {
+  bool any = false;
+  for (size_t i = 0; i < n; i++) {
+    if (!acc[i].held) continue;
+    f(acc[i]);
+    acc[i].held = 0;
+    any = true;
+  }
+  return any;
+}
+
 // Lock a tuple's word without waiting: false when another writer holds it.
 inline bool try_lock(Chain& c, uint64_t& word) {
   dev::update(&c.word, sizeof c.word);

@@ -5,7 +5,9 @@
 //   read at T:  the version with the largest wts <= T: the current image (rts raised to T) or a
 //               chain node; if a writer with a smaller timestamp holds the tuple, the read waits
 //               for its outcome (waits go from larger to smaller timestamps: no deadlock); none
-//               left (history reclaimed or lost) aborts, cause ReadConflict.
+//               left (history reclaimed or lost) aborts, cause ReadConflict. A read of the
+//               current image raises rts first and then rechecks the word and the holder
+//               (mv::unchanged): the word alone repeats when a holder releases unchanged.
 //   write at T: lock the tuple without waiting; abort (WriteConflict) if it is held, if its
 //               current wts > T or if a later transaction read it (rts > T).
 //   commit:     nothing to validate (the checks ran at access time); the before-image goes to
@@ -68,22 +70,31 @@ struct Mvcc {
     for (uint32_t spins = 0;;) {
       dev::read(m, sizeof *m);
       uint64_t w = c.word.load(std::memory_order_seq_cst);
+      uint64_t o = 0;
       if (w & mv::kLock) {
-        uint64_t o = m->owner.load(std::memory_order_seq_cst);
+        o = m->owner.load(std::memory_order_seq_cst);
         if (o == 0 || o < t.ts) { relax(spins); continue; }  // its write precedes T: wait
       }
-      if (mv::ts_of(w) > t.ts || (w & mv::kInstall)) {
-        // An older version (or, while the holder installs, the before-image it saved).
+      if (mv::ts_of(w) > t.ts) {  // an older version (wts only grows: no recheck needed)
         mv::Version* v = mv::find(c, t.ts, false);
         if (!v) { t.cause = AbortCause::ReadConflict; return nullptr; }
         copy_tuple(a.local, v->data(), a.len);
         a.tid = v->wts;
         return a.local;
       }
-      raise_rts(*m, t.ts);
-      mv::optimistic_copy(a);
+      // T reads the version ts_of(w): raise its rts before rechecking that neither it nor its
+      // holder changed, so a writer below T either sees the rts or is seen here.
+      mv::raise_rts(m->rts, t.ts);
+      // While the holder installs, that version is the before-image it saved (the head).
+      if (w & mv::kInstall) {
+        mv::Version* v = c.head.load(std::memory_order_acquire);
+        if (!v) continue;  // released meanwhile: look again
+        copy_tuple(a.local, v->data(), a.len);
+      } else {
+        mv::optimistic_copy(a);
+      }
       std::atomic_thread_fence(std::memory_order_seq_cst);
-      if (c.word.load(std::memory_order_seq_cst) == w) {
+      if (mv::unchanged(c, w, m->owner, o)) {
         a.tid = mv::ts_of(w);
         return a.local;
       }
@@ -94,6 +105,8 @@ struct Mvcc {
     Meta* m = meta(a);
     uint64_t w;
     if (!mv::try_lock(m->chain, w)) { t.cause = AbortCause::WriteConflict; return false; }
+    // Owner before the rts check (both seq_cst): a reader that raises rts after this check
+    // sees the owner in mv::unchanged().
     m->owner.store(t.ts, std::memory_order_seq_cst);
     dev::read(&m->rts, sizeof m->rts);
     if (mv::ts_of(w) > t.ts || m->rts.load(std::memory_order_seq_cst) > t.ts) {
@@ -117,45 +130,26 @@ struct Mvcc {
   }
 
   void finish(Txn& t, Access* acc, size_t n) {
-    bool wrote = false;
-    for (size_t i = 0; i < n; i++) {
-      if (acc[i].held != kLocked) continue;
-      Meta* m = meta(acc[i]);
+    bool wrote = mv::release_held(acc, n, [&](Access& a) {
+      Meta* m = meta(a);
       dev::write(m, sizeof *m);
-      m->rts.store(t.ts, std::memory_order_relaxed);
-      m->owner.store(0, std::memory_order_relaxed);
-      m->chain.word.store(t.ts, std::memory_order_seq_cst);
-      acc[i].held = kNone;
-      wrote = true;
-    }
+      mv::publish(m->chain, m->rts, m->owner, t.ts);
+    });
     if (wrote) registry().installed(t.store.slot(), t.ts);
     registry().leave(t.store.slot());
     t.store.collect([] { return clock().load(std::memory_order_seq_cst); });
   }
 
   void abort(Txn& t, Access* acc, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-      if (acc[i].held != kLocked) continue;
-      unlock(*meta(acc[i]));
-      acc[i].held = kNone;
-    }
+    mv::release_held(acc, n, [](Access& a) { unlock(*meta(a)); });
     registry().leave(t.store.slot());
   }
 
  private:
-  static void raise_rts(Meta& m, uint64_t ts) {
-    uint64_t r = m.rts.load(std::memory_order_relaxed);
-    if (r >= ts) { std::atomic_thread_fence(std::memory_order_seq_cst); return; }
-    dev::write(&m.rts, sizeof m.rts);
-    while (r < ts && !m.rts.compare_exchange_weak(r, ts, std::memory_order_seq_cst)) {}
-  }
   // Release a held tuple unchanged (dropping a saved before-image).
   static void unlock(Meta& m) {
     dev::write(&m, sizeof m);
-    uint64_t w = m.chain.word.load(std::memory_order_relaxed);
-    if (w & mv::kInstall) mv::Store::drop_before_image(m.chain);
-    m.owner.store(0, std::memory_order_relaxed);
-    m.chain.word.store(mv::ts_of(w), std::memory_order_seq_cst);
+    mv::release(m.chain, m.owner);
   }
 };
 

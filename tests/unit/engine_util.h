@@ -167,6 +167,15 @@ bool audit(Mgr& m, uint64_t rows, int64_t* sum, bool read_only = false) {
   return true;
 }
 
+// An engine-CC pair for typed tests: Engine is the engine instantiated for CC, EngineT the
+// engine template itself (for TestDb).
+template <template <class> class E, class C>
+struct Pair {
+  using CC = C;
+  using Engine = E<C>;
+  template <class X> using EngineT = E<X>;
+};
+
 // Starts and stops the CC's process-wide services (Silo's epoch ticker) around a scope.
 template <class CC>
 struct CCServices {

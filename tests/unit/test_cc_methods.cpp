@@ -349,29 +349,44 @@ TYPED_TEST(CCMethods, WriteSkewIsPrevented) {
 
 // ---------------------------------------------------------------------------------------------
 // Two threads write two accounts in opposite orders, many times: a 2PL method must neither hang
-// nor starve (DL_DETECT must find the deadlocks), the others must simply finish.
+// nor starve (DL_DETECT must find the deadlocks), the others must simply finish. The first
+// attempt of each transfer waits, holding its first account, until the other thread holds its
+// own first one too: every round overlaps by construction, not by timing (a busy-wait "long
+// enough" did not overlap on a loaded machine, where one thread can run many rounds while the
+// other is descheduled). Retries do not wait, so no method is kept in lockstep.
 
 TYPED_TEST(CCMethods, OppositeOrderWritesFinish) {
   using CC = TypeParam;
-  const int per_thread = 300;
+  const int per_thread = 100;  // every first attempt overlaps the other thread's
   TempPath p("ccm-deadlock");
   auto db = this->make_db(p, 2, 2, 0);
   typename TestFixture::Services services(2);
   std::atomic<uint64_t> by_cause[size_t(AbortCause::kCount)] = {};
   std::atomic<int> unfinished{0};
-  auto deadline = clk::now() + std::chrono::seconds(10);
-  within(std::chrono::seconds(15), "opposite-order writes", [&] {
+  std::atomic<int> started[2] = {}, holding[2] = {};  // rounds each thread began / took its first write in
+  auto wait_for = [](std::atomic<int>& other, int round) {
+    while (other.load() < round) std::this_thread::yield();
+  };
+  // Hang guards only: a correct method finishes far sooner, whatever the machine's load.
+  auto deadline = clk::now() + std::chrono::seconds(60);
+  within(std::chrono::seconds(90), "opposite-order writes", [&] {
     std::vector<std::thread> ts;
     for (int t = 0; t < 2; t++)
       ts.emplace_back([&, t] {
         typename TestFixture::Mgr m(*db->eng, t);
         const uint64_t first = uint64_t(t), second = 1 - first;
-        for (int i = 0; i < per_thread; i++) {
+        for (int i = 1; i <= per_thread; i++) {
+          started[t] = i;
+          wait_for(started[1 - t], i);  // the other finished round i - 1
+          bool paired = true;
           auto attempt = [&] {
             m.begin();
             char* a = m.write(0, first);
-            // Hold the first lock a moment so that the two transactions overlap.
-            for (auto until = clk::now() + std::chrono::microseconds(20); clk::now() < until;) {}
+            if (paired) {
+              paired = false;
+              holding[t] = i;
+              wait_for(holding[1 - t], i);
+            }
             char* b = a ? m.write(0, second) : nullptr;
             if (!b) {
               by_cause[size_t(m.cause())]++;
@@ -384,7 +399,11 @@ TYPED_TEST(CCMethods, OppositeOrderWritesFinish) {
             by_cause[size_t(m.cause())]++;
             return false;
           };
-          if (!until_committed(attempt, deadline)) { unfinished++; return; }
+          if (!until_committed(attempt, deadline)) {
+            unfinished++;
+            started[t] = holding[t] = per_thread + 1;  // release the other thread
+            return;
+          }
         }
       });
     for (auto& t : ts) t.join();

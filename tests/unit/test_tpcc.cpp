@@ -12,12 +12,6 @@ using nvt::test::TempPath;
 
 namespace {
 
-template <class E, class C>
-struct Pair {
-  using Engine = E;
-  using CC = C;
-};
-
 Options tiny(const std::string& path) {
   Options o;
   o.workload = "tpcc";
@@ -86,8 +80,9 @@ TEST(Tpcc, LoaderRowCountsMatchTheSpecificationForOneWarehouse) {
 
 template <class P>
 class TpccRun : public ::testing::Test {};
-using Pairs = ::testing::Types<Pair<mmdb::Mmdb<cc::NoWait>, cc::NoWait>, Pair<mmdb::Mmdb<cc::Silo>, cc::Silo>,
-                               Pair<zen::Zen<cc::NoWait>, cc::NoWait>, Pair<zen::Zen<cc::Silo>, cc::Silo>>;
+using nvt::test::Pair;
+using Pairs = ::testing::Types<Pair<mmdb::Mmdb, cc::NoWait>, Pair<mmdb::Mmdb, cc::Silo>, Pair<zen::Zen, cc::NoWait>,
+                               Pair<zen::Zen, cc::Silo>>;
 TYPED_TEST_SUITE(TpccRun, Pairs);
 
 // Every transaction type commits, NewOrders are counted as tpmC, and conditions 1-4 hold after

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "benchmarks/zipf.h"
 #include "concurrency_control/no_wait.h"
 #include "concurrency_control/silo.h"
@@ -13,6 +15,7 @@
 #include "storage/device/nvm_image.h"
 #include "storage/engine.h"
 #include "storage/engines/mmdb/mmdb.h"
+#include "storage/engines/zen/zen.h"
 #include "system/txn_manager.h"
 #include "tests/unit/test_util.h"
 
@@ -166,6 +169,56 @@ bool audit(Mgr& m, uint64_t rows, int64_t* sum, bool read_only = false) {
   *sum = s;
   return true;
 }
+
+// An engine-CC pair as one type, for typed test suites.
+template <class E, class C>
+struct Pair {
+  using Engine = E;
+  using CC = C;
+};
+// The pairs the insert/delete and TPC-C tests run: both engines, with a locking and an
+// optimistic CC method.
+using EngineCcPairs = ::testing::Types<Pair<mmdb::Mmdb<cc::NoWait>, cc::NoWait>, Pair<mmdb::Mmdb<cc::Silo>, cc::Silo>,
+                                       Pair<zen::Zen<cc::NoWait>, cc::NoWait>, Pair<zen::Zen<cc::Silo>, cc::Silo>>;
+
+// The engine of pair P over `tables` in an image of its own at `path` (reopened for recovery
+// when `reopen`), with `dram_bytes` of DRAM budget and two worker threads.
+template <class P>
+struct PairDb {
+  using Engine = typename P::Engine;
+  using CC = typename P::CC;
+  using Mgr = TxnManager<Engine, CC>;
+
+  PairDb(const std::string& path, std::vector<TableInfo> t, const std::string& layout, uint64_t dram_bytes,
+         bool reopen = false)
+      : tables(std::move(t)) {
+    eo.threads = 2;
+    eo.log_bytes = 4ull << 20;
+    dev::DeviceOptions d = device_options(path, Engine::nvm_bytes(tables, eo) + (16ull << 20), "dram",
+                                          std::string("engine=") + Engine::name + " " + layout);
+    d.reopen = reopen;
+    d.writer_threads = 2;
+    nvm = std::make_unique<dev::NvmImage>(d);
+    dram = std::make_unique<dev::DramBudget>(dram_bytes);
+    env = std::make_unique<EngineEnv>(EngineEnv{*nvm, *dram, eo});
+    eng = std::make_unique<Engine>(*env, tables);
+    nvm->publish();
+  }
+  ~PairDb() {
+    if (eng) eng->stop();
+    eng.reset();  // before the image goes
+    env.reset();
+    dram.reset();
+    nvm.reset();
+  }
+
+  std::vector<TableInfo> tables;
+  EngineOptions eo;
+  std::unique_ptr<dev::NvmImage> nvm;
+  std::unique_ptr<dev::DramBudget> dram;
+  std::unique_ptr<EngineEnv> env;
+  std::unique_ptr<Engine> eng;
+};
 
 // Starts and stops the CC's process-wide services (Silo's epoch ticker) around a scope.
 template <class CC>

@@ -31,7 +31,7 @@ struct Db : test::PairDb<P> {
   using test::PairDb<P>::eng;
   explicit Db(const std::string& path, bool reopen = false)
       : test::PairDb<P>(path, {{0, "accounts", test::account_schema(), kCapacity, true}}, "unit-test insert-delete",
-                        64ull << 20, reopen) {}
+                        {}, reopen) {}
   void load() {
     char img[kTuple];
     for (uint64_t i = 0; i < kLoaded; i++) {

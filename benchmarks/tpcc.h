@@ -9,6 +9,7 @@
 // No think/keying time: terminals issue back to back (as DBx1000 and the papers run it).
 #pragma once
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -36,38 +37,48 @@ class Tpcc {
   static constexpr const char* kKindNames[kKinds] = {"neworder", "payment", "order_status", "delivery",
                                                      "stock_level"};
 
-  explicit Tpcc(const Options& o) : o_(o), W_(o.warehouses) {
+  // `scale`: the population's sizes, the specification's unless a test asks for a tiny one.
+  explicit Tpcc(const Options& o, tpcc::Scale scale = {}) : o_(o), W_(o.warehouses), S_(scale) {
     if (W_ < 1 || W_ > tpcc::kMaxWarehouses) throw std::invalid_argument("--warehouses out of range");
+    if (S_.items < 1 || S_.items >= (1u << 17) || S_.customers < 1 || S_.customers > 4095 ||
+        S_.new_orders > S_.customers)
+      throw std::invalid_argument("TPC-C scale out of range");
     parse_mix(o.tpcc_mix);
     next_o_id_ = std::make_unique<std::atomic<uint32_t>[]>(size_t(W_) * 10 + 11);
-    for (size_t i = 0; i < size_t(W_) * 10 + 11; i++) next_o_id_[i] = 3001;
+    for (size_t i = 0; i < size_t(W_) * 10 + 11; i++) next_o_id_[i] = S_.customers + 1;
   }
 
   // Tables, with room for the NewOrders (order, order lines, history) a run may add.
   std::vector<TableInfo> tables() const {
-    uint64_t w = uint64_t(W_), extra = o_.tpcc_new_orders;
-    uint64_t orders = w * 30000 + extra, lines = w * 300000 + 15 * extra + w * 30000;
+    auto r = rows();
+    uint64_t extra = o_.tpcc_new_orders;
     return {
-        {tpcc::kWarehouse, "warehouse", tpcc::warehouse_schema(), w},
-        {tpcc::kDistrict, "district", tpcc::district_schema(), w * 10},
-        {tpcc::kCustomer, "customer", tpcc::customer_schema(), w * 30000},
-        {tpcc::kHistory, "history", tpcc::history_schema(), w * 30000 + 2 * extra + 1024},
-        {tpcc::kNewOrder, "new_order", tpcc::new_order_schema(), w * 9000 + extra, true},
-        {tpcc::kOrder, "order", tpcc::order_schema(), orders},
-        {tpcc::kOrderLine, "order_line", tpcc::order_line_schema(), lines, true},
-        {tpcc::kItem, "item", tpcc::item_schema(), 100000},
-        {tpcc::kStock, "stock", tpcc::stock_schema(), w * 100000},
-        {tpcc::kCustomerByName, "customer_name_idx", tpcc::index_schema(), w * 30000, true},
-        {tpcc::kOrderByCustomer, "order_cust_idx", tpcc::index_schema(), orders, true},
+        {tpcc::kWarehouse, "warehouse", tpcc::warehouse_schema(), r[tpcc::kWarehouse]},
+        {tpcc::kDistrict, "district", tpcc::district_schema(), r[tpcc::kDistrict]},
+        {tpcc::kCustomer, "customer", tpcc::customer_schema(), r[tpcc::kCustomer]},
+        {tpcc::kHistory, "history", tpcc::history_schema(), r[tpcc::kHistory] + 2 * extra + 1024},
+        {tpcc::kNewOrder, "new_order", tpcc::new_order_schema(), r[tpcc::kNewOrder] + extra, true},
+        {tpcc::kOrder, "order", tpcc::order_schema(), r[tpcc::kOrder] + extra},
+        // 5..15 lines per loaded order, 10 on average: one more each is the slack
+        {tpcc::kOrderLine, "order_line", tpcc::order_line_schema(), r[tpcc::kOrderLine] + r[tpcc::kOrder] + 15 * extra,
+         true},
+        {tpcc::kItem, "item", tpcc::item_schema(), r[tpcc::kItem]},
+        {tpcc::kStock, "stock", tpcc::stock_schema(), r[tpcc::kStock]},
+        {tpcc::kCustomerByName, "customer_name_idx", tpcc::index_schema(), r[tpcc::kCustomerByName], true},
+        {tpcc::kOrderByCustomer, "order_cust_idx", tpcc::index_schema(), r[tpcc::kOrder] + extra, true},
     };
+  }
+  // The initial population's rows per table (order lines: 10 per order on average).
+  std::array<uint64_t, 11> rows() const {
+    uint64_t w = uint64_t(W_), c = w * 10 * S_.customers;
+    return {w, w * 10, c, c, w * 10 * S_.new_orders, c, c * 10, S_.items, w * S_.items, c, c};
   }
   // The initial population's bytes (what --p-ratio divides).
   uint64_t database_bytes() const {
-    uint64_t b = 0, w = uint64_t(W_);
-    const uint64_t rows[] = {w, w * 10, w * 30000, w * 30000, w * 9000, w * 30000, w * 300000, 100000,
-                             w * 100000, w * 30000, w * 30000};
+    uint64_t b = 0;
     auto t = tables();
-    for (size_t i = 0; i < t.size(); i++) b += rows[i] * t[i].schema.tuple_size();
+    auto r = rows();
+    for (size_t i = 0; i < t.size(); i++) b += r[i] * t[i].schema.tuple_size();
     return b;
   }
   // TPC-C's rows are small (an ORDER-LINE is 68 B): its indexes alone are about a quarter of
@@ -76,6 +87,9 @@ class Tpcc {
   uint32_t tuple_size() const { return 0; }
   std::string layout() const {
     std::string s = "tpcc warehouses=" + std::to_string(W_) + " new_orders=" + std::to_string(o_.tpcc_new_orders);
+    tpcc::Scale spec;
+    if (S_.items != spec.items || S_.customers != spec.customers || S_.new_orders != spec.new_orders)
+      s += " scale=" + std::to_string(S_.items) + "/" + std::to_string(S_.customers) + "/" + std::to_string(S_.new_orders);
     uint64_t h = 1469598103934665603ull;  // FNV-1a of every table's schema: the header is short
     for (auto& t : tables())
       for (char ch : t.name + "(" + t.schema.describe() + ")") h = (h ^ uint8_t(ch)) * 1099511628211ull;
@@ -91,6 +105,7 @@ class Tpcc {
   // HISTORY has no primary key in the specification: a terminal's own sequence (0: loaded rows).
   static uint64_t history_key(uint32_t terminal, uint64_t seq) { return uint64_t(terminal) << 40 | seq; }
   int warehouses() const { return W_; }
+  const tpcc::Scale& scale() const { return S_; }
 
   template <class Engine>
   void load(Engine& eng, int threads) const {
@@ -147,6 +162,7 @@ class Tpcc {
 
   const Options& o_;
   int W_;
+  tpcc::Scale S_;
   bool deterministic_ = false;
   int cum_[kKinds] = {};
   std::unique_ptr<std::atomic<uint32_t>[]> next_o_id_;  // deterministic: order ids per district

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -23,6 +25,19 @@ enum Table : uint32_t {
 };
 constexpr int kMaxWarehouses = 1000;
 constexpr uint32_t kItems = 100000;
+
+// The population's sizes. The default is the specification's (clause 4.3.3.1: 100,000 items;
+// per district 3,000 customers, 3,000 orders, the last 900 of them undelivered, 1,000 last
+// names); tests load a tiny database with the same rules at a smaller scale. Orders loaded per
+// district = customers (O_C_ID is a permutation of the customers).
+struct Scale {
+  uint32_t items = kItems;
+  uint32_t customers = 3000;  // per district, up to 4095 (the customer key has 12 bits)
+  uint32_t new_orders = 900;  // per district: the last loaded orders, in NEW-ORDER
+  // C_LAST numbers: the first `names` customers take 0..names-1, the others NURand(255, 0, names-1).
+  uint32_t names() const { return std::min(1000u, std::max(1u, customers / 3)); }
+  uint32_t first_new_order() const { return customers - new_orders + 1; }
+};
 
 #pragma pack(push, 1)
 struct Warehouse {
@@ -58,68 +73,51 @@ struct Stock {
 struct IndexEntry { uint32_t id; };  // the secondary indexes' key says it all; the id repeats it
 #pragma pack(pop)
 
-inline Schema warehouse_schema() {
+// A schema from its columns (name, bytes), in the packed struct's order.
+inline Schema columns(std::initializer_list<std::pair<const char*, uint32_t>> cols) {
   Schema s;
-  s.add("w_id", 4).add("w_name", 10).add("w_street_1", 20).add("w_street_2", 20).add("w_city", 20)
-      .add("w_state", 2).add("w_zip", 9).add("w_tax", 8).add("w_ytd", 8);
+  for (auto& [name, bytes] : cols) s.add(name, bytes);
   return s;
+}
+inline Schema warehouse_schema() {
+  return columns({{"w_id", 4}, {"w_name", 10}, {"w_street_1", 20}, {"w_street_2", 20}, {"w_city", 20},
+                  {"w_state", 2}, {"w_zip", 9}, {"w_tax", 8}, {"w_ytd", 8}});
 }
 inline Schema district_schema() {
-  Schema s;
-  s.add("d_id", 4).add("d_w_id", 4).add("d_name", 10).add("d_street_1", 20).add("d_street_2", 20)
-      .add("d_city", 20).add("d_state", 2).add("d_zip", 9).add("d_tax", 8).add("d_ytd", 8).add("d_next_o_id", 4);
-  return s;
+  return columns({{"d_id", 4}, {"d_w_id", 4}, {"d_name", 10}, {"d_street_1", 20}, {"d_street_2", 20},
+                  {"d_city", 20}, {"d_state", 2}, {"d_zip", 9}, {"d_tax", 8}, {"d_ytd", 8}, {"d_next_o_id", 4}});
 }
 inline Schema customer_schema() {
-  Schema s;
-  s.add("c_id", 4).add("c_d_id", 4).add("c_w_id", 4).add("c_first", 16).add("c_middle", 2).add("c_last", 16)
-      .add("c_street_1", 20).add("c_street_2", 20).add("c_city", 20).add("c_state", 2).add("c_zip", 9)
-      .add("c_phone", 16).add("c_since", 8).add("c_credit", 2).add("c_credit_lim", 8).add("c_discount", 8)
-      .add("c_balance", 8).add("c_ytd_payment", 8).add("c_payment_cnt", 4).add("c_delivery_cnt", 4)
-      .add("c_data", 500);
-  return s;
+  return columns({{"c_id", 4}, {"c_d_id", 4}, {"c_w_id", 4}, {"c_first", 16}, {"c_middle", 2}, {"c_last", 16},
+                  {"c_street_1", 20}, {"c_street_2", 20}, {"c_city", 20}, {"c_state", 2}, {"c_zip", 9},
+                  {"c_phone", 16}, {"c_since", 8}, {"c_credit", 2}, {"c_credit_lim", 8}, {"c_discount", 8},
+                  {"c_balance", 8}, {"c_ytd_payment", 8}, {"c_payment_cnt", 4}, {"c_delivery_cnt", 4},
+                  {"c_data", 500}});
 }
 inline Schema history_schema() {
-  Schema s;
-  s.add("h_c_id", 4).add("h_c_d_id", 4).add("h_c_w_id", 4).add("h_d_id", 4).add("h_w_id", 4)
-      .add("h_date", 8).add("h_amount", 8).add("h_data", 24);
-  return s;
+  return columns({{"h_c_id", 4}, {"h_c_d_id", 4}, {"h_c_w_id", 4}, {"h_d_id", 4}, {"h_w_id", 4}, {"h_date", 8},
+                  {"h_amount", 8}, {"h_data", 24}});
 }
-inline Schema new_order_schema() {
-  Schema s;
-  s.add("no_o_id", 4).add("no_d_id", 4).add("no_w_id", 4);
-  return s;
-}
+inline Schema new_order_schema() { return columns({{"no_o_id", 4}, {"no_d_id", 4}, {"no_w_id", 4}}); }
 inline Schema order_schema() {
-  Schema s;
-  s.add("o_id", 4).add("o_d_id", 4).add("o_w_id", 4).add("o_c_id", 4).add("o_entry_d", 8)
-      .add("o_carrier_id", 4).add("o_ol_cnt", 4).add("o_all_local", 4);
-  return s;
+  return columns({{"o_id", 4}, {"o_d_id", 4}, {"o_w_id", 4}, {"o_c_id", 4}, {"o_entry_d", 8}, {"o_carrier_id", 4},
+                  {"o_ol_cnt", 4}, {"o_all_local", 4}});
 }
 inline Schema order_line_schema() {
-  Schema s;
-  s.add("ol_o_id", 4).add("ol_d_id", 4).add("ol_w_id", 4).add("ol_number", 4).add("ol_i_id", 4)
-      .add("ol_supply_w_id", 4).add("ol_delivery_d", 8).add("ol_quantity", 4).add("ol_amount", 8)
-      .add("ol_dist_info", 24);
-  return s;
+  return columns({{"ol_o_id", 4}, {"ol_d_id", 4}, {"ol_w_id", 4}, {"ol_number", 4}, {"ol_i_id", 4},
+                  {"ol_supply_w_id", 4}, {"ol_delivery_d", 8}, {"ol_quantity", 4}, {"ol_amount", 8},
+                  {"ol_dist_info", 24}});
 }
 inline Schema item_schema() {
-  Schema s;
-  s.add("i_id", 4).add("i_im_id", 4).add("i_name", 24).add("i_price", 8).add("i_data", 50);
-  return s;
+  return columns({{"i_id", 4}, {"i_im_id", 4}, {"i_name", 24}, {"i_price", 8}, {"i_data", 50}});
 }
 inline Schema stock_schema() {
-  Schema s;
-  s.add("s_i_id", 4).add("s_w_id", 4).add("s_quantity", 4);
+  Schema s = columns({{"s_i_id", 4}, {"s_w_id", 4}, {"s_quantity", 4}});
   for (int i = 1; i <= 10; i++) s.add("s_dist_" + std::string(i < 10 ? "0" : "") + std::to_string(i), 24);
   s.add("s_ytd", 8).add("s_order_cnt", 4).add("s_remote_cnt", 4).add("s_data", 50);
   return s;
 }
-inline Schema index_schema() {
-  Schema s;
-  s.add("id", 4);
-  return s;
-}
+inline Schema index_schema() { return columns({{"id", 4}}); }
 static_assert(sizeof(Customer) == 683 && sizeof(Stock) == 318 && sizeof(OrderLine) == 68);
 
 // Keys: every one below 2^56 (Zen's tuple ID) for up to kMaxWarehouses.

@@ -204,10 +204,11 @@ nlohmann::json run_pair(const RunContext& ctx) {
             if ((done = m.commit())) break;  // commit() aborts by itself on failure
           } else if (!m.user_aborted()) {
             m.abort();
-            // A transaction that rolled back by its own logic (TPC-C's 1% NewOrder) is done.
-            if constexpr (requires { w.rolled_back(); })
-              if (w.rolled_back()) { done = true; break; }
           }
+          // A transaction that rolled back as its specification says (TPC-C's 1% NewOrder,
+          // through user_abort) is done and counted, not retried and not an abort.
+          if constexpr (requires { w.rolled_back(); })
+            if (m.user_aborted() && w.rolled_back()) { done = true; break; }
           if (seen == kMeasure) st.aborts[size_t(m.cause())]++;
           if (m.user_aborted()) break;  // the transaction's own decision: not retried
           dev::pay_debt();

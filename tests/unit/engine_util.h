@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "benchmarks/zipf.h"
 #include "concurrency_control/no_wait.h"
 #include "concurrency_control/silo.h"
@@ -13,6 +15,7 @@
 #include "storage/device/nvm_image.h"
 #include "storage/engine.h"
 #include "storage/engines/mmdb/mmdb.h"
+#include "storage/engines/zen/zen.h"
 #include "system/txn_manager.h"
 #include "tests/unit/test_util.h"
 
@@ -34,7 +37,7 @@ inline std::vector<TableInfo> account_tables(uint64_t rows) {
 }
 
 inline std::string layout_of(const std::vector<TableInfo>& tables) {
-  std::string s = "engine=mmdb unit-test";
+  std::string s = "unit-test";
   for (auto& t : tables) s += " " + t.name + "(" + t.schema.describe() + ")" + std::to_string(t.capacity);
   return s;
 }
@@ -63,38 +66,76 @@ struct DbOptions {
   std::string profile = "dram";
 };
 
-template <class CC, template <class> class EngineT = mmdb::Mmdb>
-class TestDb {
- public:
-  using Engine = EngineT<CC>;
+// An engine-CC pair for typed tests: Engine is the engine instantiated for CC, EngineT the
+// engine template itself (for TestDb).
+template <template <class> class E, class C>
+struct Pair {
+  using CC = C;
+  using Engine = E<C>;
+  template <class X> using EngineT = E<X>;
+};
+// The pairs the insert/delete and TPC-C tests run: both engines, with a locking and an
+// optimistic CC method.
+using EngineCcPairs = ::testing::Types<Pair<mmdb::Mmdb, cc::NoWait>, Pair<mmdb::Mmdb, cc::Silo>,
+                                       Pair<zen::Zen, cc::NoWait>, Pair<zen::Zen, cc::Silo>>;
+
+// The engine of pair P over `tables` in an image of its own at `path` (reopened for recovery
+// when `reopen`), sized by `o` (its rows aside); `layout` names the tables after the engine.
+template <class P>
+struct PairDb {
+  using Engine = typename P::Engine;
+  using CC = typename P::CC;
   using Mgr = TxnManager<Engine, CC>;
 
-  TestDb(const std::string& path, const DbOptions& o, bool reopen = false) : tables_(account_tables(o.rows)) {
-    eo_.threads = o.threads;
-    eo_.log_bytes = o.log_bytes;
-    eo_.checkpoint_after_load = o.checkpoint_after_load;
-    dev::DeviceOptions d = device_options(path, Engine::nvm_bytes(tables_, eo_) + (16ull << 20),
-                                          o.profile, layout_of(tables_));
+  PairDb(const std::string& path, std::vector<TableInfo> t, const std::string& layout, const DbOptions& o = {},
+         bool reopen = false)
+      : tables(std::move(t)) {
+    eo.threads = o.threads;
+    eo.log_bytes = o.log_bytes;
+    eo.checkpoint_after_load = o.checkpoint_after_load;
+    dev::DeviceOptions d = device_options(path, Engine::nvm_bytes(tables, eo) + (16ull << 20), o.profile,
+                                          std::string("engine=") + Engine::name + " " + layout);
     d.reopen = reopen;
     d.writer_threads = o.threads;
     nvm = std::make_unique<dev::NvmImage>(d);
     dram = std::make_unique<dev::DramBudget>(o.dram_bytes);
-    env = std::make_unique<EngineEnv>(EngineEnv{*nvm, *dram, eo_});
-    eng = std::make_unique<Engine>(*env, tables_);
+    env = std::make_unique<EngineEnv>(EngineEnv{*nvm, *dram, eo});
+    eng = std::make_unique<Engine>(*env, tables);
     nvm->publish();  // a new image replaces the file at `path` only now (as rundb does)
   }
-  ~TestDb() {
+  ~PairDb() {
+    if (eng) eng->stop();
     eng.reset();  // stops the checkpointer before the image goes
     env.reset();
     dram.reset();
     nvm.reset();
   }
 
+  std::vector<TableInfo> tables;
+  EngineOptions eo;
+  std::unique_ptr<dev::NvmImage> nvm;
+  std::unique_ptr<dev::DramBudget> dram;
+  std::unique_ptr<EngineEnv> env;
+  std::unique_ptr<Engine> eng;
+};
+
+template <class CC, template <class> class EngineT = mmdb::Mmdb>
+class TestDb : public PairDb<Pair<EngineT, CC>> {
+ public:
+  using Base = PairDb<Pair<EngineT, CC>>;
+  using Engine = EngineT<CC>;
+  using Mgr = TxnManager<Engine, CC>;
+  using Base::eng;
+  using Base::tables;
+
+  TestDb(const std::string& path, const DbOptions& o, bool reopen = false)
+      : Base(path, account_tables(o.rows), layout_of(account_tables(o.rows)), o, reopen) {}
+
   // Load accounts 0..rows-1 with `balance` each (single loader thread) and run after_load().
   void load(int64_t balance) {
     char img[kTuple];
     auto& th = eng->thread(0);
-    for (uint64_t k = 0; k < tables_[0].capacity; k++) {
+    for (uint64_t k = 0; k < tables[0].capacity; k++) {
       initial_image(img, k, balance);
       eng->load(th, 0, k, img);
     }
@@ -108,7 +149,7 @@ class TestDb {
   Snapshot snapshot() {
     Snapshot s;
     char img[kTuple];
-    for (uint64_t k = 0; k < tables_[0].capacity; k++) {
+    for (uint64_t k = 0; k < tables[0].capacity; k++) {
       uint64_t v = 0;
       if (!eng->read_current(0, k, img, v)) {
         s.images.emplace_back();
@@ -123,19 +164,12 @@ class TestDb {
   int64_t total() {
     int64_t t = 0;
     char img[kTuple];
-    for (uint64_t k = 0; k < tables_[0].capacity; k++) {
+    for (uint64_t k = 0; k < tables[0].capacity; k++) {
       uint64_t v;
       if (eng->read_current(0, k, img, v)) t += balance_of(img);
     }
     return t;
   }
-
-  std::vector<TableInfo> tables_;
-  EngineOptions eo_;
-  std::unique_ptr<dev::NvmImage> nvm;
-  std::unique_ptr<dev::DramBudget> dram;
-  std::unique_ptr<EngineEnv> env;
-  std::unique_ptr<Engine> eng;
 };
 
 // One bank transfer of `amount` from a to b. Returns true when it committed.
@@ -166,15 +200,6 @@ bool audit(Mgr& m, uint64_t rows, int64_t* sum, bool read_only = false) {
   *sum = s;
   return true;
 }
-
-// An engine-CC pair for typed tests: Engine is the engine instantiated for CC, EngineT the
-// engine template itself (for TestDb).
-template <template <class> class E, class C>
-struct Pair {
-  using CC = C;
-  using Engine = E<C>;
-  template <class X> using EngineT = E<X>;
-};
 
 // Starts and stops the CC's process-wide services (Silo's epoch ticker) around a scope.
 template <class CC>

@@ -22,44 +22,16 @@ using nvt::test::set_balance;
 
 namespace {
 
-template <class E, class C>
-struct Pair {
-  using Engine = E;
-  using CC = C;
-};
-
 // Accounts with an ordered index; even keys 0..2*(kLoaded-1) loaded, room for inserts.
 constexpr uint64_t kLoaded = 50;
 constexpr uint64_t kCapacity = 400;
 
 template <class P>
-struct Db {
-  using Engine = typename P::Engine;
-  using CC = typename P::CC;
-  using Mgr = TxnManager<Engine, CC>;
-
-  Db(const std::string& path, bool reopen = false) {
-    tables = {{0, "accounts", test::account_schema(), kCapacity, true}};
-    eo.threads = 2;
-    eo.log_bytes = 4ull << 20;
-    std::string layout = std::string("engine=") + Engine::name + " unit-test insert-delete";
-    dev::DeviceOptions d = test::device_options(path, Engine::nvm_bytes(tables, eo) + (16ull << 20),
-                                                "dram", layout);
-    d.reopen = reopen;
-    d.writer_threads = 2;
-    nvm = std::make_unique<dev::NvmImage>(d);
-    dram = std::make_unique<dev::DramBudget>(64ull << 20);
-    env = std::make_unique<EngineEnv>(EngineEnv{*nvm, *dram, eo});
-    eng = std::make_unique<Engine>(*env, tables);
-    nvm->publish();
-  }
-  ~Db() {
-    if (eng) eng->stop();
-    eng.reset();
-    env.reset();
-    dram.reset();
-    nvm.reset();
-  }
+struct Db : test::PairDb<P> {
+  using test::PairDb<P>::eng;
+  explicit Db(const std::string& path, bool reopen = false)
+      : test::PairDb<P>(path, {{0, "accounts", test::account_schema(), kCapacity, true}}, "unit-test insert-delete",
+                        {}, reopen) {}
   void load() {
     char img[kTuple];
     for (uint64_t i = 0; i < kLoaded; i++) {
@@ -75,12 +47,6 @@ struct Db {
     if (bal) *bal = balance_of(img);
     return true;
   }
-  std::vector<TableInfo> tables;
-  EngineOptions eo;
-  std::unique_ptr<dev::NvmImage> nvm;
-  std::unique_ptr<dev::DramBudget> dram;
-  std::unique_ptr<EngineEnv> env;
-  std::unique_ptr<Engine> eng;
 };
 
 template <class Mgr>
@@ -112,9 +78,7 @@ std::vector<uint64_t> scan(Mgr& m, uint64_t lo, uint64_t hi, size_t limit = 1000
 
 template <class P>
 class InsertDeleteTest : public ::testing::Test {};
-using Pairs = ::testing::Types<Pair<mmdb::Mmdb<cc::NoWait>, cc::NoWait>, Pair<mmdb::Mmdb<cc::Silo>, cc::Silo>,
-                               Pair<zen::Zen<cc::NoWait>, cc::NoWait>, Pair<zen::Zen<cc::Silo>, cc::Silo>>;
-TYPED_TEST_SUITE(InsertDeleteTest, Pairs);
+TYPED_TEST_SUITE(InsertDeleteTest, test::EngineCcPairs);
 
 TYPED_TEST(InsertDeleteTest, InsertDeleteScanAndTheirConflicts) {
   using D = Db<TypeParam>;

@@ -29,30 +29,14 @@ namespace {
 
 // A small Zen database of accounts (tests/unit/engine_util.h), fresh or over a reopened image.
 template <class CC>
-struct ZenDb {
-  using Engine = Zen<CC>;
-  using Mgr = TxnManager<Engine, CC>;
+struct ZenDb : test::PairDb<test::Pair<Zen, CC>> {
+  using Base = test::PairDb<test::Pair<Zen, CC>>;
+  using Base::eng;
+  using Base::eo;
+  using Base::tables;
 
   ZenDb(const std::string& path, const DbOptions& o, bool reopen = false)
-      : tables(test::account_tables(o.rows)) {
-    eo.threads = o.threads;
-    std::string layout = "engine=zen unit-test accounts " + std::to_string(o.rows);
-    dev::DeviceOptions d = test::device_options(path, Engine::nvm_bytes(tables, eo) + (16ull << 20),
-                                                o.profile, layout);
-    d.reopen = reopen;
-    d.writer_threads = o.threads;
-    nvm = std::make_unique<dev::NvmImage>(d);
-    dram = std::make_unique<dev::DramBudget>(o.dram_bytes);
-    env = std::make_unique<EngineEnv>(EngineEnv{*nvm, *dram, eo});
-    eng = std::make_unique<Engine>(*env, tables);
-    nvm->publish();  // a new image replaces the file at `path` only now (as rundb does)
-  }
-  ~ZenDb() {
-    eng.reset();
-    env.reset();
-    dram.reset();
-    nvm.reset();
-  }
+      : Base(path, test::account_tables(o.rows), "unit-test accounts " + std::to_string(o.rows), o, reopen) {}
   void load(int64_t balance) {
     char img[kTuple];
     for (uint64_t k = 0; k < tables[0].capacity; k++) {
@@ -79,13 +63,6 @@ struct ZenDb {
     return s;
   }
   uint64_t stat(const char* name) { return eng->stats()[name].template get<uint64_t>(); }
-
-  std::vector<TableInfo> tables;
-  EngineOptions eo;
-  std::unique_ptr<dev::NvmImage> nvm;
-  std::unique_ptr<dev::DramBudget> dram;
-  std::unique_ptr<EngineEnv> env;
-  std::unique_ptr<Engine> eng;
 };
 
 // Add `delta` to account k in one transaction.

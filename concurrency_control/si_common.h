@@ -76,7 +76,8 @@ struct SiBase {
     self().start_txn(t, t.tid);
   }
 
-  // The first committed version inserted before the snapshot (Figure 7).
+  // The first committed version inserted before the snapshot (Figure 7). None, or a tombstone:
+  // the record is not in this snapshot (inserted after it, or deleted), a missing key (User).
   const char* read(Txn& t, Access& a) {
     ensure(t, a);
     SiCtx& c = ctx(a);
@@ -85,20 +86,25 @@ struct SiBase {
     for (uint64_t r = h->latest.load(std::memory_order_acquire); r;) {
       Version* v = c.heap->at(r);
       if (visible(t, v)) {
+        if (v->tombstone()) break;
         dev::read(v->data(), a.len);
         return v->data();
       }
       c.chain_steps++;
       r = v->prev;
     }
-    t.cause = AbortCause::User;  // no version in this snapshot (no inserts yet: corrupt)
+    t.cause = AbortCause::User;
     return nullptr;
   }
 
   // First updater wins (Figure 8): no committed version after the visible one, and no
   // running one (it is assumed to commit); aborted ones are passed over. Then the new version,
   // its header persisted, goes in front by CAS against the head read before the check
-  // (Figure 9); a.local is its payload in NVM, persisted at commit.
+  // (Figure 9); a.local is its payload in NVM, persisted at commit. An update or delete needs
+  // the record in the snapshot (else a missing key: User); an insert needs it absent there (no
+  // visible version, or a tombstone), else it is a duplicate (WriteConflict, as a present key
+  // is on the other engines). Inserts and deletes are updates otherwise (section 3): an insert
+  // of a key another transaction inserts or deletes concurrently is a write-write conflict.
   bool write(Txn& t, Access& a) {
     ensure(t, a);
     SiCtx& c = ctx(a);
@@ -115,7 +121,12 @@ struct SiBase {
       c.chain_steps++;
       r = v->prev;
     }
-    if (!vis) { t.cause = AbortCause::User; return false; }
+    const bool insert = a.type == AccessType::Insert;
+    const bool absent = !vis || vis->tombstone();
+    if (insert != absent) {
+      t.cause = insert ? AbortCause::WriteConflict : AbortCause::User;
+      return false;
+    }
     uint64_t ref = c.heap->alloc(c.tid);
     if (!ref) { t.cause = AbortCause::NvmSpace; return false; }
     Version* nv = c.heap->at(ref);
@@ -123,8 +134,8 @@ struct SiBase {
     nv->prev = top;
     nv->inl.store(0, std::memory_order_relaxed);
     nv->flags = 0;
-    nv->seq = vis->seq + 1;
-    copy_tuple(nv->data(), vis->data(), a.len);
+    nv->seq = vis ? vis->seq + 1 : 0;
+    if (!insert) copy_tuple(nv->data(), vis->data(), a.len);  // an insert starts zeroed
     dev::write(nv, sizeof *nv);
     dev::persist(nv, sizeof *nv);
     dev::crash_point("nvmvcc.version_header");

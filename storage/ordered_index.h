@@ -37,6 +37,13 @@ class OrderedIndex {
     std::unique_lock g(mu_);
     return keys_.erase(key) != 0;
   }
+  // Remove `key` if pred() holds, decided under the index's lock (so that an insert of the key
+  // that follows a change pred() observes is not undone).
+  template <class Pred>
+  bool remove_if(uint64_t key, Pred&& pred) {
+    std::unique_lock g(mu_);
+    return pred() && keys_.erase(key) != 0;
+  }
   bool contains(uint64_t key) const {
     std::shared_lock g(mu_);
     return keys_.count(key) != 0;

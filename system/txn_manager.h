@@ -66,7 +66,9 @@ class TxnManager {
       return nullptr;
     }
     Access& a = push(AccessType::Insert, table, key, ref);
-    if (!cc_.write(txn_, a)) {  // fresh metadata: only a CC that locks more than tuples refuses
+    // Fresh metadata: only a CC that locks more than tuples refuses, or a multi-version one that
+    // finds the key in the snapshot (a duplicate) or a concurrent insert or delete of it.
+    if (!cc_.write(txn_, a)) {
       eng_.undo_insert(th_, a);
       acc_.pop_back();
       return nullptr;
@@ -80,20 +82,28 @@ class TxnManager {
 
   // Visit the committed tuples of `table` with keys in [lo, hi] in key order (descending when
   // `reverse`), each read through the CC, until `limit` were visited or f(key, image) returns
-  // false. Keys deleted since the ordered index listed them are skipped. False: abort (cause()).
+  // false. Keys deleted since the ordered index listed them (or, on a multi-version engine,
+  // absent from the snapshot) are skipped, and more keys are listed in their place.
+  // False: abort (cause()).
   template <class F>
   bool scan(uint32_t table, uint64_t lo, uint64_t hi, size_t limit, F&& f, bool reverse = false) {
-    eng_.scan_keys(table, lo, hi, limit, keys_, reverse);
     size_t seen = 0;
-    for (uint64_t k : keys_) {
-      if (seen == limit) break;
-      const char* img = read(table, k);
-      if (!img) {
-        if (txn_.cause == AbortCause::User && !refused() && !find(table, k)) continue;  // deleted
-        return false;
+    while (seen < limit && lo <= hi) {
+      size_t want = limit - seen;
+      eng_.scan_keys(table, lo, hi, want, keys_, reverse);
+      for (uint64_t k : keys_) {
+        const char* img = read(table, k);
+        if (!img) {
+          if (txn_.cause == AbortCause::User && !refused() && !find(table, k)) continue;  // deleted
+          return false;
+        }
+        seen++;
+        if (!f(k, img)) return true;
       }
-      seen++;
-      if (!f(k, img)) break;
+      if (keys_.size() < want) break;  // the range holds no more keys
+      uint64_t last = keys_.back();
+      if (reverse ? last == lo : last == hi) break;
+      (reverse ? hi : lo) = reverse ? last - 1 : last + 1;
     }
     return true;
   }
@@ -169,7 +179,7 @@ class TxnManager {
     return a->local;
   }
 
-  // An engine without inserts and deletes (nvmvcc) has every tuple it finds visible.
+  // An engine whose CC decides visibility itself (nvmvcc: the snapshot) has no visible().
   bool visible(const Access& a) {
     if constexpr (requires { eng_.visible(a); }) return eng_.visible(a);
     else return true;

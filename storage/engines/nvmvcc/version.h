@@ -1,13 +1,16 @@
 // NVMVCC's persistent layout, shared with the snapshot-isolation CC methods that run on it
 // (concurrency_control/mcsi.h, pgsi.h): papers/mcsi.txt sections 3.1-3.3.
-//   RecordHead (NVM): the latest-version pointer of one record and its key; one per loaded row,
-//                     its position the record ID.
+//   RecordHead (NVM): the latest-version pointer of one record and its key; one per loaded or
+//                     inserted record, its position the record ID. latest = 0: no version
+//                     yet (an insert about to link its first one) or unused.
 //   Version (NVM):    creator txid, previous-version pointer, the creator's final status
-//                     inlined once known, then the tuple payload. Newest-to-oldest chain.
-//   VersionHeap:      fixed-size version slots in one NVM region; per-thread free lists in
-//                     DRAM (rebuilt by recovery from what the chains reach).
+//                     inlined once known, flags (tombstone), then the tuple payload.
+//                     Newest-to-oldest chain. A delete is a tombstone version (section 3); an
+//                     insert is a chain whose first version its creator links.
+//   VersionHeap:      fixed-size version slots in one NVM region per table; per-thread free
+//                     lists in DRAM (rebuilt by recovery from what the chains reach).
 //   SiCtx:            what the engine exposes to the CC through RowRef::meta: the worker's
-//                     thread id and its slot allocator.
+//                     thread id and the slot allocator of the accessed table.
 // Pointers are slot numbers + 1 (0 = none), so the image is position independent.
 #pragma once
 #include <atomic>
@@ -25,14 +28,19 @@ enum Status : uint64_t { kInitial = 0, kRunning = 1, kCommitted = 2, kAborted = 
 // Versions written by the loader or frozen by recovery: committed and visible to everyone.
 constexpr uint64_t kFrozenTxid = 0;
 
+// Version::flags: this version removes the record (a committed delete hides it from the
+// snapshots that include its creator).
+constexpr uint32_t kTombstone = 1;
+
 struct Version {
   std::atomic<uint64_t> txid;
   uint64_t prev;                 // slot + 1 of the previous version, 0 = none
   std::atomic<uint32_t> inl;     // 0 or the creator's final status (kCommitted / kAborted)
-  uint32_t flags;                // bit 0: tombstone (reserved: deletes are not supported yet)
+  uint32_t flags;                // kTombstone: the creator deleted the record
   uint64_t seq;                  // the record's version number: the predecessor's + 1
   char* data() { return reinterpret_cast<char*>(this + 1); }
   static Version* of(char* data) { return reinterpret_cast<Version*>(data) - 1; }
+  bool tombstone() const { return flags & kTombstone; }
 };
 static_assert(sizeof(Version) == 32);
 

@@ -265,13 +265,6 @@ class NvMvcc {
 
   RecoveryReport recover(int) {
     RecoveryReport rep;
-    using clk = std::chrono::steady_clock;
-    auto t0 = clk::now();
-    auto lap = [&](const char* step) {
-      auto t1 = clk::now();
-      rep.steps.push_back({step, std::chrono::duration<double>(t1 - t0).count()});
-      t0 = t1;
-    };
     if (meta_->magic != kMagic || !meta_->loaded)
       throw std::runtime_error("NVM image holds no complete NVMVCC database to recover from (power failed while loading?)");
     if (meta_->ntables != tables_.size())
@@ -320,12 +313,12 @@ class NvMvcc {
     }
     dev::fence();
     rep.replayed = 0;
-    lap("scan_chains_and_index");
+    rep.lap("scan_chains_and_index");
     for (size_t ti = 0; ti < tables_.size(); ti++) tables_[ti]->heap->rebuild(used[ti], threads_);
-    lap("rebuild_free_slots");
+    rep.lap("rebuild_free_slots");
     // Every surviving version is frozen, so the transaction statuses are no longer needed.
     CC::clear_persistent();
-    lap("clear_status");
+    rep.lap("clear_status");
     return rep;
   }
 

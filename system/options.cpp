@@ -211,7 +211,7 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   app.add_flag("--long-txn-disjoint", o.long_txn_disjoint, "long transactions work on the last rows, which normal transactions never touch");
   app.add_option("--long-txn-threads", o.long_txn_threads, "threads that issue long transactions (fewer than --threads)")->check(CLI::Range(1, 1023))->capture_default_str();
   app.add_option("--long-txn-gap", o.long_txn_gap, "normal transactions a long-txn thread runs before each long one (0 = back to back)")->check(CLI::Range(uint64_t(0), uint64_t(1) << 40))->capture_default_str();
-  app.add_option("--insert-rows", o.insert_rows, "YCSB D/E: room for this many inserted rows; the run stops with an error when they are used up (0 = --rows)")->check(CLI::Range(uint64_t(0), uint64_t(1) << 36))->capture_default_str();
+  app.add_option("--insert-rows", o.insert_rows, "YCSB D/E: room for this many inserted rows; the run stops with an error when they are used up (0 = 4 x --rows)")->check(CLI::Range(uint64_t(0), uint64_t(1) << 36))->capture_default_str();
   app.add_option("--scan-length", o.scan_length, "YCSB E: each scan reads uniformly 1..N rows in key order")->check(CLI::Range(1, 1000))->capture_default_str();
   app.add_option("--accounts", o.accounts, "SmallBank customers")->check(CLI::Range(uint64_t(2), uint64_t(1) << 34))->capture_default_str();
   app.add_option("--hotspot-accounts", o.hotspot_accounts, "SmallBank hotspot customers (at most --accounts)")->check(CLI::Range(uint64_t(1), uint64_t(1) << 34))->capture_default_str();

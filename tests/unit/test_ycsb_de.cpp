@@ -284,7 +284,7 @@ TYPED_TEST(YcsbDETest, YcsbEConcurrentScansSeeOrderedCommittedRows) {
   const uint32_t len = db.y.tuple_size();
   std::atomic<bool> done{false};
   std::atomic<uint64_t> scans{0};
-  std::thread inserter([&] {
+  std::jthread inserter([&] {  // joined on the way out of a failed ASSERT too
     while (scans.load() == 0) std::this_thread::yield();  // start while the scans run
     typename D::Mgr m(*db.eng, 0);
     InsertKeys& keys = db.y.insert_keys();

@@ -63,6 +63,7 @@ class Ycsb {
   }
 
   std::vector<TableInfo> tables() const { return {{kTable, "usertable", schema_, o_.rows}}; }
+  const Schema& schema() const { return schema_; }
   uint64_t database_bytes() const { return o_.rows * schema_.tuple_size(); }
   uint32_t tuple_size() const { return schema_.tuple_size(); }
   std::string layout() const {
@@ -83,6 +84,19 @@ class Ycsb {
     }
     uint64_t x = (r.next() & 0x3f3f3f3f3f3f3f3full) + 0x3030303030303030ull;
     memcpy(dst + i, &x, len - i);
+  }
+
+  // Requests in the next transaction: --requests, or uniform in --requests-min..--requests.
+  int requests(Rng& r) const {
+    if (o_.requests_min == 0) return o_.requests;
+    return o_.requests_min + int(r.below(uint64_t(o_.requests - o_.requests_min + 1)));
+  }
+
+  // Touch every column of a tuple read, as a reader of the row would.
+  uint64_t touch(const char* img) const {
+    uint64_t sink = 0;
+    for (uint32_t off = 8; off < tuple_size(); off += uint32_t(o_.column_size)) sink += uint8_t(img[off]);
+    return sink;
   }
 
   void fill(Rng& r, char* img, uint64_t key, uint64_t stamp) const {
@@ -120,8 +134,7 @@ class Ycsb {
       if (is_long_) return next_long();
       since_long_++;
       const Options& o = y_.o_;
-      int n = o.requests_min > 0 ? o.requests_min + int(rng_.below(uint64_t(o.requests - o.requests_min + 1)))
-                                 : o.requests;
+      int n = y_.requests(rng_);
       keys_.resize(size_t(n));
       write_.resize(size_t(n));
       nwrites_ = 0;
@@ -155,8 +168,7 @@ class Ycsb {
         if (!write_[i]) {
           const char* d = m.read(kTable, k);
           if (!d) return false;
-          for (uint32_t off = 8; off < y_.tuple_size(); off += uint32_t(y_.o_.column_size))
-            sink += uint8_t(d[off]);  // touch every column, as a reader of the row would
+          sink += y_.touch(d);
         } else {
           char* d = m.write(kTable, k);
           if (!d) return false;

@@ -55,14 +55,19 @@ class Zipf {
   // inversion to generate variates from monotone discrete distributions", 1996): exact Zipf
   // probabilities, O(1) expected per draw (about 1.01 tries) and no O(n) setup, where Gray et
   // al.'s approximation used by YCSB over-samples ranks 2-4 by 7-16%.
-  uint64_t rank(Rng& r) const {
-    if (theta_ == 0) return r.below(n_);
+  uint64_t rank(Rng& r) const { return rank(r, n_); }
+  // A rank below m (1 <= m <= n), exactly Zipf(theta) over m ranks: the method's range
+  // enters only through H(m + 0.5), so a generator for n draws for any smaller count too
+  // (YCSB's "latest" keys, whose count grows with every insert).
+  uint64_t rank(Rng& r, uint64_t m) const {
+    if (theta_ == 0) return r.below(m);
+    double h_m = m == n_ ? h_n_ : h_integral(double(m) + 0.5);
     for (;;) {
-      double u = h_n_ + r.uniform() * (h_x1_ - h_n_);
+      double u = h_m + r.uniform() * (h_x1_ - h_m);
       double x = h_integral_inverse(u);
       double k = std::floor(x + 0.5);
       if (k < 1) k = 1;
-      if (k > double(n_)) k = double(n_);
+      if (k > double(m)) k = double(m);
       if (k - x <= s_ || u >= h_integral(k + 0.5) - h(k)) return uint64_t(k) - 1;
     }
   }

@@ -22,7 +22,7 @@ ISSUES = {
     **{("cc", c): "issue 4" for c in ("wait_die", "dl_detect", "occ", "tictoc", "mvcc",
                                       "hekaton", "cicada", "hstore", "mcsi", "pgsi")},
     ("engine", "nvmvcc"): "issue 4: the single-layer NVM engine MCSI and PGSI need",
-    **{("workload", w): "issue 5" for w in ("tpcc", "smallbank", "ycsb-d", "ycsb-e")},
+    **{("workload", w): "issue 5" for w in ("tpcc", "smallbank")},
 }
 
 HELP_LINE = re.compile(r"^\s+(?:-\w,)?--([a-z0-9-]+)(?:\s+([A-Z]+)(?::(\S*))?)?")

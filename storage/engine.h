@@ -23,6 +23,7 @@
 //   nlohmann::json stats()           cache hits, memory by kind, engine-specific numbers
 #pragma once
 #include <chrono>
+#include <concepts>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -52,6 +53,17 @@ struct EngineEnv {
 // chains) declare `static constexpr bool kNvMvcc = true`; every other engine refuses them.
 template <class C>
 inline constexpr bool needs_nvmvcc = requires { C::kNvMvcc; };
+
+// An engine that offers inserts, deletes and ordered scans (insert, undo_insert, scan_keys behind
+// TxnManager::insert/remove/scan; `visible` is optional: nvmvcc's snapshots decide visibility in
+// the CC). The workloads that need them (TPC-C, YCSB D and E) run only on such an engine:
+// rundb.cpp refuses them by name on any other (mmdb, zen and nvmvcc all offer them today).
+template <class E>
+concept offers_inserts = requires(E& e, typename E::Thread& th, RowRef& ref, Access& a, std::vector<uint64_t>& keys) {
+  { e.insert(th, uint32_t(0), uint64_t(0), ref) } -> std::same_as<bool>;
+  e.undo_insert(th, a);
+  e.scan_keys(uint32_t(0), uint64_t(0), uint64_t(0), size_t(0), keys, false);
+};
 
 // Time per recovery step, in order, for the output's `recovery` object.
 struct RecoveryReport {

@@ -45,7 +45,8 @@ void print_summary(const nlohmann::json& out);
 
 // DRAM beside the P share for a benchmark of small tuples (SmallBank, TPC-C): there the indexes
 // and per-slot structures outweigh the tuples, so P divides the tuple bytes alone (what an
-// engine may keep in DRAM or NVM) and these come on top. Per table its hash index and ordered
+// engine may keep in DRAM or NVM) and these come on top. YCSB D/E: what their insert room adds
+// beyond the loaded table's (whose share is in database / P, as in A-C). Per table its hash index and ordered
 // index, the engine's per-slot metadata (Zen's allocator), per-thread private buffers.
 template <class Engine>
 uint64_t side_dram_bytes(const std::vector<TableInfo>& tables, const EngineOptions& eo) {
@@ -73,8 +74,12 @@ nlohmann::json run_pair(const RunContext& ctx) {
   eo.log_bytes = (eo.log_bytes + (2ull << 20) - 1) / (2ull << 20) * (2ull << 20);
 
   uint64_t dram_budget = o.dram_size ? o.dram_size : uint64_t(double(db_bytes) / o.p_ratio);
-  if constexpr (requires { Bench::kSmallTuples; })
+  if constexpr (requires { Bench::kSmallTuples; }) {
     if (!o.dram_size) dram_budget += side_dram_bytes<Engine>(tables, eo);
+  } else if constexpr (requires { bench.p_share_tables(); }) {  // only part of it is in the P share
+    if (!o.dram_size)
+      dram_budget += side_dram_bytes<Engine>(tables, eo) - side_dram_bytes<Engine>(bench.p_share_tables(), eo);
+  }
   dev::DeviceOptions d;
   d.path = o.nvm_path;
   d.reopen = o.recover;

@@ -65,11 +65,25 @@ std::vector<uint64_t> parse_rows_list(const std::string& s) {
 void validate_workload(const CLI::App& app, Options& o) {
   auto bad = [](const char* flag, const std::string& why) { throw CLI::ValidationError(flag, why); };
   if (o.workload.rfind("ycsb-", 0) == 0) {
-    double r = o.workload == "ycsb-a" ? 0.5 : o.workload == "ycsb-b" ? 0.95 : 1.0;
+    // A: 50% reads, B: 95%, C: 100% (the rest updates); D: 95% reads, E: 95% scans (the rest
+    // inserts).
+    double r = o.workload == "ycsb-a" ? 0.5 : o.workload == "ycsb-c" ? 1.0 : 0.95;
     if (app.count("--read-ratio") && o.read_ratio != r)
       bad("--read-ratio", "--workload " + o.workload + " fixes it at " + std::to_string(r));
     o.read_ratio = r;
   }
+  bool inserts = o.workload == "ycsb-d" || o.workload == "ycsb-e";
+  if (inserts) {  // D and E read, scan and insert: the other YCSB forms' flags do not apply
+    std::string w = "does not apply to --workload " + o.workload;
+    if (o.hot_requests > 0) bad("--hot-requests", w);
+    if (o.update_bytes > 0) bad("--update-bytes", w);
+    if (o.long_txn != "none") bad("--long-txn", w);
+    if (!o.ack_file.empty() || !o.verify_ack.empty()) bad("--ack-file/--verify-ack", w + " (YCSB A-C's)");
+  } else {
+    for (const char* f : {"--insert-rows", "--scan-length"})
+      if (app.count(f)) bad(f, "applies to --workload ycsb-d and ycsb-e only");
+  }
+  if (o.workload == "ycsb-d" && app.count("--scan-length")) bad("--scan-length", "applies to --workload ycsb-e only");
   o.long_txn_sizes = parse_rows_list(o.long_txn_rows);
   if (o.workload == "smallbank") {
     if (o.hotspot_accounts > o.accounts) bad("--hotspot-accounts", "must not exceed --accounts");
@@ -119,6 +133,7 @@ nlohmann::json Options::to_json() const {
       {"long_txn", long_txn},     {"long_txn_rows", long_txn_sizes},
       {"long_txn_disjoint", long_txn_disjoint}, {"long_txn_threads", long_txn_threads},
       {"long_txn_gap", long_txn_gap},
+      {"insert_rows", insert_rows}, {"scan_length", scan_length},
       {"accounts", accounts},     {"hotspot_accounts", hotspot_accounts},
       {"hotspot_share", hotspot_share}, {"send_payment", send_payment},
       {"warehouses", warehouses}, {"tpcc_mix", tpcc_mix},
@@ -181,7 +196,7 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   });
   app.add_option("--evict-prob", o.evict_prob, "with --power-fail: share of dirty unflushed lines written back early at the crash")->check(finite)->check(CLI::Range(0.0, 1.0));
   app.add_option("--fault", o.fault, "inject a persistence bug the crash tests must catch")->check(CLI::IsMember({"none", "drop-flush", "drop-fence", "reorder-lp"}))->capture_default_str();
-  app.add_option("--workload", o.workload, "benchmark; ycsb-a/b/c: YCSB with --read-ratio 0.5/0.95/1")->check(CLI::IsMember({"ycsb", "ycsb-a", "ycsb-b", "ycsb-c", "smallbank", "tpcc"}))->capture_default_str();
+  app.add_option("--workload", o.workload, "benchmark; ycsb-a/b/c: YCSB with --read-ratio 0.5/0.95/1; ycsb-d: 95% reads of the latest keys, 5% inserts; ycsb-e: 95% short scans, 5% inserts")->check(CLI::IsMember({"ycsb", "ycsb-a", "ycsb-b", "ycsb-c", "ycsb-d", "ycsb-e", "smallbank", "tpcc"}))->capture_default_str();
   app.add_option("--rows", o.rows, "YCSB table rows")->check(CLI::Range(uint64_t(1), uint64_t(1) << 36))->capture_default_str();
   app.add_option("--read-ratio", o.read_ratio, "YCSB share of read requests")->check(finite)->check(CLI::Range(0.0, 1.0))->capture_default_str();
   app.add_option("--theta", o.theta, "YCSB Zipf theta (0 = uniform)")->check(finite)->check(CLI::Range(0.0, 0.99))->capture_default_str();
@@ -198,6 +213,8 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   app.add_flag("--long-txn-disjoint", o.long_txn_disjoint, "long transactions work on the last rows, which normal transactions never touch");
   app.add_option("--long-txn-threads", o.long_txn_threads, "threads that issue long transactions (fewer than --threads)")->check(CLI::Range(1, 1023))->capture_default_str();
   app.add_option("--long-txn-gap", o.long_txn_gap, "normal transactions a long-txn thread runs before each long one (0 = back to back)")->check(CLI::Range(uint64_t(0), uint64_t(1) << 40))->capture_default_str();
+  app.add_option("--insert-rows", o.insert_rows, "YCSB D/E: room for this many inserted rows; the run stops with an error when they are used up (0 = 4 x --rows)")->check(CLI::Range(uint64_t(0), uint64_t(1) << 36))->capture_default_str();
+  app.add_option("--scan-length", o.scan_length, "YCSB E: each scan reads uniformly 1..N rows in key order")->check(CLI::Range(1, 1000))->capture_default_str();
   app.add_option("--accounts", o.accounts, "SmallBank customers")->check(CLI::Range(uint64_t(2), uint64_t(1) << 34))->capture_default_str();
   app.add_option("--hotspot-accounts", o.hotspot_accounts, "SmallBank hotspot customers (at most --accounts)")->check(CLI::Range(uint64_t(1), uint64_t(1) << 34))->capture_default_str();
   app.add_option("--hotspot-share", o.hotspot_share, "SmallBank share of customer draws that go to the hotspot")->check(finite)->check(CLI::Range(0.0, 1.0))->capture_default_str();

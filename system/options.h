@@ -62,6 +62,9 @@ struct Options {
   bool long_txn_disjoint = false;
   int long_txn_threads = 1;
   uint64_t long_txn_gap = 0;   // normal transactions a long-txn thread runs between long ones
+  // YCSB D and E (benchmarks/ycsb_de.h)
+  uint64_t insert_rows = 0;    // room for inserted rows; 0 = 4 x rows
+  int scan_length = 100;       // E: scan lengths uniform in 1..scan_length
   // SmallBank (benchmarks/smallbank.h)
   uint64_t accounts = 18000;
   uint64_t hotspot_accounts = 1000;

@@ -1,6 +1,6 @@
 # Each pair runs tiny SmallBank (conservation after the run and after recovery) and the YCSB
 # forms: the named mixes, NVCaracal's hot rows with small-row read-modify-writes, MCSI's request
-# range, and a long-running transaction thread beside a normal one.
+# range, a long-running transaction thread beside a normal one; YCSB D and E on one pair.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 run() {  # run NAME PAIR ARGS...: one tiny run whose JSON lands in $TMP/NAME.json
@@ -34,6 +34,23 @@ for cc in "${PAIRS[@]}"; do
   say "$cc: smallbank $(json "$f" "round(d['results']['throughput_tps'])") txn/s, long txns $(json "$TMP/$cc-lrt.json" "d['workload']['long_txns_committed']")"
 done
 
+# YCSB D (reads of the latest keys, inserts) and E (short scans, inserts), small rows, on Zen
+# and on nvmvcc (whose snapshots decide what a scan sees).
+de=(--rows 5000 --columns 1 --column-size 56 --dram-size 64M --insert-rows 300000)
+for cc in zen-silo nvmvcc-mcsi; do
+  run "$cc-yd" "$cc" --workload ycsb-d "${de[@]}"
+  run "$cc-ye" "$cc" --workload ycsb-e "${de[@]}" --scan-length 20
+  for w in yd ye; do
+    f="$TMP/$cc-$w.json"
+    check "$f" "d['results']['committed_by_type']['insert'] > 0 and d['workload']['ycsb_de']['inserts'] > 0" "$cc $w commits inserts"
+    check "$f" "5000 < d['workload']['ycsb_de']['high_water'] <= 5000 + d['workload']['ycsb_de']['insert_keys_taken']" "$cc $w high-water mark past the loaded rows"
+    check "$f" "abs(d['workload']['ycsb_de']['inserts'] / (d['workload']['ycsb_de']['inserts'] + d['workload']['ycsb_de']['reads'] + d['workload']['ycsb_de']['scans']) - 0.05) < 0.02" "$cc $w inserts 5% of operations"
+  done
+  check "$TMP/$cc-ye.json" "d['workload']['ycsb_de']['scanned_rows'] > d['workload']['ycsb_de']['scans'] > 0 and d['workload']['ycsb_de']['scan_order_violations'] == 0" "$cc ycsb-e scans in key order"
+  rm -f "$TMP/$cc.img"
+  say "$cc: ycsb-d $(json "$TMP/$cc-yd.json" "round(d['results']['throughput_tps'])") txn/s, ycsb-e $(json "$TMP/$cc-ye.json" "round(d['results']['throughput_tps'])") txn/s"
+done
+
 # Flags of these workloads that must be refused (exit 2, naming the flag).
 bin="$(rundb_of mmdb-no_wait)"
 refuse() {
@@ -54,4 +71,8 @@ refuse --long-txn-rows --long-txn scan --rows 1000 --long-txn-rows 2000
 refuse --long-txn-threads --long-txn scan --threads 2 --long-txn-threads 2
 refuse --read-ratio --workload ycsb-c --read-ratio 0.5
 refuse --ack-file --workload smallbank --ack-file "$TMP/ack"
+refuse --read-ratio --workload ycsb-e --read-ratio 0.5
+refuse --insert-rows --workload ycsb-b --insert-rows 100
+refuse --scan-length --workload ycsb-d --scan-length 10
+refuse --hot-requests --workload ycsb-d --hot-requests 2
 say "bad workload flags refused"

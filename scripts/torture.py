@@ -76,7 +76,10 @@ def one_round(binary, engine, rnd, rng, args, workdir):
     for f in os.listdir(workdir):
         os.unlink(os.path.join(workdir, f))
     spec, label = crash_spec(rng, engine, args.fault)
-    evict = rng.choice([0.0, 0.0, 0.1, 0.5, 1.0])
+    # An injected flush or fence bug leaves lines flushed but unfenced, or never flushed: with no
+    # early eviction they are simply lost at the crash, with the rest of their transaction, and
+    # the bug cannot show. Fault rounds therefore always evict some dirty lines early.
+    evict = rng.choice([0.1, 0.5, 1.0] if args.fault != "none" else [0.0, 0.0, 0.1, 0.5, 1.0])
     # Under eADR every store is persistent, so a crash lands between any two stores of the
     # protocol (a torn header, half a tuple); an injected flush/fence bug cannot show there.
     domain = "eadr" if args.fault == "none" and rng.random() < 0.25 else "adr"

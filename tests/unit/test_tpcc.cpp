@@ -19,6 +19,18 @@
 using namespace nvt;
 using nvt::test::TempPath;
 
+// TPC-C rows are packed structs (tpcc_schema.h) and gtest's macros bind their arguments to
+// const references, which UBSan rightly reports for a misaligned field: the _V forms take
+// the values first.
+template <class T>
+T val(T x) { return x; }
+#define ASSERT_EQ_V(a, b) ASSERT_EQ(val(a), val(b))
+#define ASSERT_LT_V(a, b) ASSERT_LT(val(a), val(b))
+#define EXPECT_DOUBLE_EQ_V(a, b) EXPECT_DOUBLE_EQ(val(a), val(b))
+#define EXPECT_EQ_V(a, b) EXPECT_EQ(val(a), val(b))
+#define EXPECT_NE_V(a, b) EXPECT_NE(val(a), val(b))
+#define EXPECT_NEAR_V(a, b, e) EXPECT_NEAR(val(a), val(b), e)
+
 namespace {
 
 Options tiny(const std::string& path) {
@@ -301,27 +313,27 @@ TYPED_TEST(TpccEffects, NewOrderInsertsTheOrderAndItsLinesAndUpdatesStock) {
   const tpcc::Customer cu = this->customer(1, 3, 7);
   tpcc::Stock s0[5];
   for (int i = 0; i < 5; i++) s0[i] = this->stock(supply[i], items[i]);
-  ASSERT_EQ(d0.d_next_o_id, kTiny.customers + 1);
-  ASSERT_LT(s0[0].s_quantity, qty[0] + 10);
+  ASSERT_EQ_V(d0.d_next_o_id, kTiny.customers + 1);
+  ASSERT_LT_V(s0[0].s_quantity, qty[0] + 10);
 
   ASSERT_TRUE(this->run(in));
   const uint32_t o = d0.d_next_o_id;
-  EXPECT_EQ(this->w_->out().new_order.o_id, o);
-  EXPECT_EQ(this->district(1, 3).d_next_o_id, o + 1);
-  EXPECT_EQ(this->district(1, 4).d_next_o_id, kTiny.customers + 1) << "another district unchanged";
+  EXPECT_EQ_V(this->w_->out().new_order.o_id, o);
+  EXPECT_EQ_V(this->district(1, 3).d_next_o_id, o + 1);
+  EXPECT_EQ_V(this->district(1, 4).d_next_o_id, kTiny.customers + 1) << "another district unchanged";
 
   auto od = this->template get<tpcc::Order>(tpcc::kOrder, K::order(1, 3, o));
-  EXPECT_EQ(od.o_id, o);
-  EXPECT_EQ(od.o_d_id, 3u);
-  EXPECT_EQ(od.o_w_id, 1u);
-  EXPECT_EQ(od.o_c_id, 7u);
-  EXPECT_EQ(od.o_carrier_id, 0u) << "null until delivered";
-  EXPECT_EQ(od.o_ol_cnt, 5u);
-  EXPECT_EQ(od.o_all_local, 0u) << "a line is supplied remotely";
+  EXPECT_EQ_V(od.o_id, o);
+  EXPECT_EQ_V(od.o_d_id, 3u);
+  EXPECT_EQ_V(od.o_w_id, 1u);
+  EXPECT_EQ_V(od.o_c_id, 7u);
+  EXPECT_EQ_V(od.o_carrier_id, 0u) << "null until delivered";
+  EXPECT_EQ_V(od.o_ol_cnt, 5u);
+  EXPECT_EQ_V(od.o_all_local, 0u) << "a line is supplied remotely";
   auto no = this->template get<tpcc::NewOrder>(tpcc::kNewOrder, K::new_order(1, 3, o));
-  EXPECT_EQ(no.no_o_id, o);
-  EXPECT_EQ(no.no_d_id, 3u);
-  EXPECT_EQ(no.no_w_id, 1u);
+  EXPECT_EQ_V(no.no_o_id, o);
+  EXPECT_EQ_V(no.no_d_id, 3u);
+  EXPECT_EQ_V(no.no_w_id, 1u);
   EXPECT_TRUE(this->template row<tpcc::IndexEntry>(tpcc::kOrderByCustomer, K::order_by_customer(1, 3, 7, o)));
 
   double sum = 0;
@@ -329,33 +341,33 @@ TYPED_TEST(TpccEffects, NewOrderInsertsTheOrderAndItsLinesAndUpdatesStock) {
     SCOPED_TRACE("line " + std::to_string(i + 1));
     auto ol = this->template get<tpcc::OrderLine>(tpcc::kOrderLine, K::order_line(1, 3, o, i + 1));
     auto it = this->template get<tpcc::Item>(tpcc::kItem, K::item(items[i]));
-    EXPECT_EQ(ol.ol_o_id, o);
-    EXPECT_EQ(ol.ol_number, i + 1);
-    EXPECT_EQ(ol.ol_i_id, items[i]);
-    EXPECT_EQ(ol.ol_supply_w_id, supply[i]);
-    EXPECT_EQ(ol.ol_quantity, qty[i]);
-    EXPECT_DOUBLE_EQ(ol.ol_amount, qty[i] * it.i_price);
-    EXPECT_EQ(ol.ol_delivery_d, 0u) << "null until delivered";
-    EXPECT_EQ(std::string(ol.ol_dist_info, 24), std::string(s0[i].s_dist[2], 24)) << "S_DIST_03 of the supplier";
+    EXPECT_EQ_V(ol.ol_o_id, o);
+    EXPECT_EQ_V(ol.ol_number, i + 1);
+    EXPECT_EQ_V(ol.ol_i_id, items[i]);
+    EXPECT_EQ_V(ol.ol_supply_w_id, supply[i]);
+    EXPECT_EQ_V(ol.ol_quantity, qty[i]);
+    EXPECT_DOUBLE_EQ_V(ol.ol_amount, qty[i] * it.i_price);
+    EXPECT_EQ_V(ol.ol_delivery_d, 0u) << "null until delivered";
+    EXPECT_EQ_V(std::string(ol.ol_dist_info, 24), std::string(s0[i].s_dist[2], 24)) << "S_DIST_03 of the supplier";
     sum += ol.ol_amount;
     tpcc::Stock s = this->stock(supply[i], items[i]);
     uint32_t q = s0[i].s_quantity;
-    EXPECT_EQ(s.s_quantity, q >= qty[i] + 10 ? q - qty[i] : q - qty[i] + 91);
-    EXPECT_DOUBLE_EQ(s.s_ytd, s0[i].s_ytd + qty[i]);
-    EXPECT_EQ(s.s_order_cnt, s0[i].s_order_cnt + 1);
-    EXPECT_EQ(s.s_remote_cnt, s0[i].s_remote_cnt + (supply[i] != 1 ? 1 : 0));
+    EXPECT_EQ_V(s.s_quantity, q >= qty[i] + 10 ? q - qty[i] : q - qty[i] + 91);
+    EXPECT_DOUBLE_EQ_V(s.s_ytd, s0[i].s_ytd + qty[i]);
+    EXPECT_EQ_V(s.s_order_cnt, s0[i].s_order_cnt + 1);
+    EXPECT_EQ_V(s.s_remote_cnt, s0[i].s_remote_cnt + (supply[i] != 1 ? 1 : 0));
   }
-  EXPECT_EQ(this->stock(1, low).s_quantity, s0[0].s_quantity - 10 + 91) << "the +91 rule";
-  EXPECT_EQ(this->stock(1, items[1]).s_quantity == s0[1].s_quantity - 1, s0[1].s_quantity >= 11);
+  EXPECT_EQ_V(this->stock(1, low).s_quantity, s0[0].s_quantity - 10 + 91) << "the +91 rule";
+  EXPECT_EQ_V(this->stock(1, items[1]).s_quantity == s0[1].s_quantity - 1, s0[1].s_quantity >= 11);
   EXPECT_FALSE(this->template row<tpcc::OrderLine>(tpcc::kOrderLine, K::order_line(1, 3, o, 6)));
-  EXPECT_NEAR(this->w_->out().new_order.total, sum * (1 - cu.c_discount) * (1 + wh.w_tax + d0.d_tax), 1e-9);
+  EXPECT_NEAR_V(this->w_->out().new_order.total, sum * (1 - cu.c_discount) * (1 + wh.w_tax + d0.d_tax), 1e-9);
 
   // A second order, all local: the next id, O_ALL_LOCAL = 1.
   for (int i = 0; i < 5; i++) in.supply[i] = 1;
   ASSERT_TRUE(this->run(in));
-  EXPECT_EQ(this->w_->out().new_order.o_id, o + 1);
-  EXPECT_EQ(this->template get<tpcc::Order>(tpcc::kOrder, K::order(1, 3, o + 1)).o_all_local, 1u);
-  EXPECT_EQ(this->district(1, 3).d_next_o_id, o + 2);
+  EXPECT_EQ_V(this->w_->out().new_order.o_id, o + 1);
+  EXPECT_EQ_V(this->template get<tpcc::Order>(tpcc::kOrder, K::order(1, 3, o + 1)).o_all_local, 1u);
+  EXPECT_EQ_V(this->district(1, 3).d_next_o_id, o + 2);
 }
 
 // Clause 2.4.2.3: an unused item number rolls the whole transaction back: nothing changes, and
@@ -386,8 +398,8 @@ TYPED_TEST(TpccEffects, NewOrderRollbackOnAnUnusedItemChangesNothing) {
   in.items[5] = 77;  // the same order with a valid last item commits under the same id
   ASSERT_TRUE(this->run(in));
   EXPECT_FALSE(this->w_->rolled_back());
-  EXPECT_EQ(this->w_->out().new_order.o_id, o);
-  EXPECT_EQ(this->district(1, 5).d_next_o_id, o + 1);
+  EXPECT_EQ_V(this->w_->out().new_order.o_id, o);
+  EXPECT_EQ_V(this->district(1, 5).d_next_o_id, o + 1);
 }
 
 // Clause 2.5.2.2 by customer id: W_YTD, D_YTD, C_BALANCE, C_YTD_PAYMENT, C_PAYMENT_CNT, C_DATA of
@@ -412,15 +424,15 @@ TYPED_TEST(TpccEffects, PaymentByIdUpdatesYtdBalancesAndHistory) {
 
     ASSERT_TRUE(this->run(in));
     EXPECT_EQ(this->w_->out().payment.c, c);
-    EXPECT_DOUBLE_EQ(this->template get<tpcc::Warehouse>(tpcc::kWarehouse, K::warehouse(w)).w_ytd, wh0.w_ytd + amount);
-    EXPECT_DOUBLE_EQ(this->template get<tpcc::Warehouse>(tpcc::kWarehouse, K::warehouse(3 - w)).w_ytd, other0.w_ytd);
-    EXPECT_DOUBLE_EQ(this->district(w, 4).d_ytd, d0.d_ytd + amount);
+    EXPECT_DOUBLE_EQ_V(this->template get<tpcc::Warehouse>(tpcc::kWarehouse, K::warehouse(w)).w_ytd, wh0.w_ytd + amount);
+    EXPECT_DOUBLE_EQ_V(this->template get<tpcc::Warehouse>(tpcc::kWarehouse, K::warehouse(3 - w)).w_ytd, other0.w_ytd);
+    EXPECT_DOUBLE_EQ_V(this->district(w, 4).d_ytd, d0.d_ytd + amount);
     const tpcc::Customer c1 = this->customer(2, 6, c);
-    EXPECT_DOUBLE_EQ(c1.c_balance, c0.c_balance - amount);
-    EXPECT_DOUBLE_EQ(this->w_->out().payment.c_balance, c1.c_balance);
-    EXPECT_DOUBLE_EQ(c1.c_ytd_payment, c0.c_ytd_payment + amount);
-    EXPECT_EQ(c1.c_payment_cnt, c0.c_payment_cnt + 1);
-    EXPECT_EQ(c1.c_delivery_cnt, c0.c_delivery_cnt);
+    EXPECT_DOUBLE_EQ_V(c1.c_balance, c0.c_balance - amount);
+    EXPECT_DOUBLE_EQ_V(this->w_->out().payment.c_balance, c1.c_balance);
+    EXPECT_DOUBLE_EQ_V(c1.c_ytd_payment, c0.c_ytd_payment + amount);
+    EXPECT_EQ_V(c1.c_payment_cnt, c0.c_payment_cnt + 1);
+    EXPECT_EQ_V(c1.c_delivery_cnt, c0.c_delivery_cnt);
     std::string data0(c0.c_data, 500), data1(c1.c_data, 500);
     if (c == bc) {
       char head[64];
@@ -431,16 +443,16 @@ TYPED_TEST(TpccEffects, PaymentByIdUpdatesYtdBalancesAndHistory) {
       EXPECT_EQ(data1, data0) << "C_DATA of a GC customer unchanged";
     }
     auto h = this->template get<tpcc::History>(tpcc::kHistory, this->w_->history_key());
-    EXPECT_EQ(h.h_c_id, c);
-    EXPECT_EQ(h.h_c_d_id, 6u);
-    EXPECT_EQ(h.h_c_w_id, 2u);
-    EXPECT_EQ(h.h_d_id, 4u);
-    EXPECT_EQ(h.h_w_id, w);
-    EXPECT_DOUBLE_EQ(h.h_amount, amount);
+    EXPECT_EQ_V(h.h_c_id, c);
+    EXPECT_EQ_V(h.h_c_d_id, 6u);
+    EXPECT_EQ_V(h.h_c_w_id, 2u);
+    EXPECT_EQ_V(h.h_d_id, 4u);
+    EXPECT_EQ_V(h.h_w_id, w);
+    EXPECT_DOUBLE_EQ_V(h.h_amount, amount);
     std::string hd = std::string(wh0.w_name, strnlen(wh0.w_name, 10)) + "    " + std::string(d0.d_name, strnlen(d0.d_name, 10));
-    EXPECT_EQ(std::string(h.h_data, strnlen(h.h_data, 24)), hd) << "H_DATA: W_NAME, 4 spaces, D_NAME";
+    EXPECT_EQ_V(std::string(h.h_data, strnlen(h.h_data, 24)), hd) << "H_DATA: W_NAME, 4 spaces, D_NAME";
   }
-  EXPECT_DOUBLE_EQ(this->customer(2, 6, gc).c_ytd_payment, 10 + 123.45 + 10.5);
+  EXPECT_DOUBLE_EQ_V(this->customer(2, 6, gc).c_ytd_payment, 10 + 123.45 + 10.5);
 }
 
 // Clause 2.5.2.2 by last name: of the n customers with that name in the customer's district,
@@ -462,10 +474,10 @@ TYPED_TEST(TpccEffects, PaymentByLastNamePaysTheMiddleCustomerByFirstName) {
     EXPECT_EQ(this->w_->out().payment.c, want);
     for (size_t i = 0; i < ids.size(); i++) {
       const tpcc::Customer c1 = this->customer(1, 2, ids[i]);
-      EXPECT_EQ(c1.c_payment_cnt, c0[i].c_payment_cnt + (ids[i] == want ? 1 : 0)) << ids[i];
-      EXPECT_DOUBLE_EQ(c1.c_balance, c0[i].c_balance - (ids[i] == want ? 50 : 0)) << ids[i];
+      EXPECT_EQ_V(c1.c_payment_cnt, c0[i].c_payment_cnt + (ids[i] == want ? 1 : 0)) << ids[i];
+      EXPECT_DOUBLE_EQ_V(c1.c_balance, c0[i].c_balance - (ids[i] == want ? 50 : 0)) << ids[i];
     }
-    EXPECT_EQ(this->template get<tpcc::History>(tpcc::kHistory, this->w_->history_key()).h_c_id, want);
+    EXPECT_EQ_V(this->template get<tpcc::History>(tpcc::kHistory, this->w_->history_key()).h_c_id, want);
   }
   EXPECT_GT(odd, 0) << "no last name shared by an odd number (>= 3) of customers";
   EXPECT_GT(even, 0) << "no last name shared by an even number of customers";
@@ -477,20 +489,20 @@ TYPED_TEST(TpccEffects, OrderStatusReturnsTheLastOrderAndItsLines) {
   auto check = [&](uint32_t c, const tpcc::OrderStatusOut& out) {
     const tpcc::Customer cu = this->customer(1, 8, c);
     EXPECT_EQ(out.c, c);
-    EXPECT_DOUBLE_EQ(out.c_balance, cu.c_balance);
+    EXPECT_DOUBLE_EQ_V(out.c_balance, cu.c_balance);
     const uint32_t o = this->last_order(1, 8, c);
     ASSERT_NE(o, 0u);
-    EXPECT_EQ(out.o_id, o);
+    EXPECT_EQ_V(out.o_id, o);
     auto od = this->template get<tpcc::Order>(tpcc::kOrder, K::order(1, 8, o));
-    EXPECT_EQ(out.o_carrier_id, od.o_carrier_id);
-    ASSERT_EQ(out.ol_cnt, od.o_ol_cnt);
+    EXPECT_EQ_V(out.o_carrier_id, od.o_carrier_id);
+    ASSERT_EQ_V(out.ol_cnt, od.o_ol_cnt);
     for (uint32_t n = 1; n <= od.o_ol_cnt; n++) {
       auto ol = this->template get<tpcc::OrderLine>(tpcc::kOrderLine, K::order_line(1, 8, o, n));
-      EXPECT_EQ(out.lines[n - 1].i_id, ol.ol_i_id) << n;
-      EXPECT_EQ(out.lines[n - 1].supply_w_id, ol.ol_supply_w_id) << n;
-      EXPECT_EQ(out.lines[n - 1].quantity, ol.ol_quantity) << n;
-      EXPECT_DOUBLE_EQ(out.lines[n - 1].amount, ol.ol_amount) << n;
-      EXPECT_EQ(out.lines[n - 1].delivery_d, ol.ol_delivery_d) << n;
+      EXPECT_EQ_V(out.lines[n - 1].i_id, ol.ol_i_id) << n;
+      EXPECT_EQ_V(out.lines[n - 1].supply_w_id, ol.ol_supply_w_id) << n;
+      EXPECT_EQ_V(out.lines[n - 1].quantity, ol.ol_quantity) << n;
+      EXPECT_DOUBLE_EQ_V(out.lines[n - 1].amount, ol.ol_amount) << n;
+      EXPECT_EQ_V(out.lines[n - 1].delivery_d, ol.ol_delivery_d) << n;
     }
   };
   // By id: a customer whose loaded order is delivered, and one whose order is not.
@@ -514,10 +526,10 @@ TYPED_TEST(TpccEffects, OrderStatusReturnsTheLastOrderAndItsLines) {
   ASSERT_TRUE(this->run(no));
   ASSERT_TRUE(this->run(by_name));
   const auto& out = this->w_->out().order_status;
-  EXPECT_EQ(out.o_id, this->w_->out().new_order.o_id);
-  EXPECT_EQ(out.o_carrier_id, 0u);
-  EXPECT_EQ(out.ol_cnt, 7u);
-  EXPECT_EQ(out.lines[6].i_id, 26u);
+  EXPECT_EQ_V(out.o_id, this->w_->out().new_order.o_id);
+  EXPECT_EQ_V(out.o_carrier_id, 0u);
+  EXPECT_EQ_V(out.ol_cnt, 7u);
+  EXPECT_EQ_V(out.lines[6].i_id, 26u);
   check(want, out);
 }
 
@@ -540,7 +552,7 @@ TYPED_TEST(TpccEffects, DeliveryDeliversTheOldestNewOrderOfEachDistrict) {
       while (!this->template row<tpcc::NewOrder>(tpcc::kNewOrder, K::new_order(1, d, o))) o++;
       ASSERT_EQ(o, first + round);
       auto od = this->template get<tpcc::Order>(tpcc::kOrder, K::order(1, d, o));
-      EXPECT_EQ(od.o_carrier_id, 0u);
+      EXPECT_EQ_V(od.o_carrier_id, 0u);
       double sum = 0;
       for (uint32_t n = 1; n <= od.o_ol_cnt; n++)
         sum += this->template get<tpcc::OrderLine>(tpcc::kOrderLine, K::order_line(1, d, o, n)).ol_amount;
@@ -551,21 +563,21 @@ TYPED_TEST(TpccEffects, DeliveryDeliversTheOldestNewOrderOfEachDistrict) {
     for (uint32_t d = 1; d <= 9; d++) {
       SCOPED_TRACE("district " + std::to_string(d));
       const uint32_t o = b[d - 1].o;
-      EXPECT_EQ(out.o_id[d - 1], o);
+      EXPECT_EQ_V(out.o_id[d - 1], o);
       EXPECT_FALSE(this->template row<tpcc::NewOrder>(tpcc::kNewOrder, K::new_order(1, d, o)));
       EXPECT_TRUE(this->template row<tpcc::NewOrder>(tpcc::kNewOrder, K::new_order(1, d, o + 1))) << "only the oldest";
       auto od = this->template get<tpcc::Order>(tpcc::kOrder, K::order(1, d, o));
-      EXPECT_EQ(od.o_carrier_id, 7u);
+      EXPECT_EQ_V(od.o_carrier_id, 7u);
       for (uint32_t n = 1; n <= od.o_ol_cnt; n++)
-        EXPECT_NE(this->template get<tpcc::OrderLine>(tpcc::kOrderLine, K::order_line(1, d, o, n)).ol_delivery_d, 0u) << n;
-      EXPECT_EQ(this->template get<tpcc::Order>(tpcc::kOrder, K::order(1, d, o + 1)).o_carrier_id, 0u);
+        EXPECT_NE_V(this->template get<tpcc::OrderLine>(tpcc::kOrderLine, K::order_line(1, d, o, n)).ol_delivery_d, 0u) << n;
+      EXPECT_EQ_V(this->template get<tpcc::Order>(tpcc::kOrder, K::order(1, d, o + 1)).o_carrier_id, 0u);
       const tpcc::Customer cu = this->customer(1, d, b[d - 1].c);
-      EXPECT_NEAR(cu.c_balance, b[d - 1].cu.c_balance + b[d - 1].sum, 1e-6);
+      EXPECT_NEAR_V(cu.c_balance, b[d - 1].cu.c_balance + b[d - 1].sum, 1e-6);
       EXPECT_GT(b[d - 1].sum, 0.0);
-      EXPECT_EQ(cu.c_delivery_cnt, b[d - 1].cu.c_delivery_cnt + 1);
-      EXPECT_EQ(cu.c_payment_cnt, b[d - 1].cu.c_payment_cnt);
+      EXPECT_EQ_V(cu.c_delivery_cnt, b[d - 1].cu.c_delivery_cnt + 1);
+      EXPECT_EQ_V(cu.c_payment_cnt, b[d - 1].cu.c_payment_cnt);
     }
-    EXPECT_EQ(out.o_id[9], 0u) << "district 10 skipped";
+    EXPECT_EQ_V(out.o_id[9], 0u) << "district 10 skipped";
     EXPECT_EQ(this->bytes(tpcc::kOrder, K::order(1, 10, first)), d10_order);
     // Warehouse 2 is another terminal's: untouched.
     EXPECT_TRUE(this->template row<tpcc::NewOrder>(tpcc::kNewOrder, K::new_order(2, 1, first)));

@@ -9,5 +9,5 @@ make -j"$(nproc)" unit
 make e2e
 make crash
 make pytest
-make asan
-make tsan
+make -j"$(nproc)" asan
+make -j"$(nproc)" tsan

@@ -43,35 +43,30 @@ Options de_options(const std::string& workload, uint64_t rows, uint64_t room) {
   return o;
 }
 
-// One engine over YcsbDE's table, loaded.
-template <class E, class C>
-struct DeDb {
-  using Engine = E;
-  using CC = C;
-  using Mgr = TxnManager<Engine, CC>;
+// The workload a DeDb is built over (a base of its own: constructed before the engine).
+struct DeWorkload {
+  Options o;
+  YcsbDE y;
+  explicit DeWorkload(const Options& opt) : o(opt), y(o) {}
+  test::DbOptions db_options() const {
+    test::DbOptions d;
+    d.threads = o.threads;
+    d.log_bytes = 8ull << 20;
+    return d;
+  }
+};
 
-  DeDb(const std::string& path, const Options& opt) : o(opt), y(o) {
-    eo.threads = o.threads;
-    eo.log_bytes = 8ull << 20;
-    auto tables = y.tables();
-    dev::DeviceOptions d = test::device_options(path, Engine::nvm_bytes(tables, eo) + (16ull << 20), "dram",
-                                                std::string("engine=") + Engine::name + " " + y.layout());
-    d.writer_threads = o.threads;
-    nvm = std::make_unique<dev::NvmImage>(d);
-    dram = std::make_unique<dev::DramBudget>(64ull << 20);
-    env = std::make_unique<EngineEnv>(EngineEnv{*nvm, *dram, eo});
-    eng = std::make_unique<Engine>(*env, tables);
-    nvm->publish();
+// One engine of pair P over YcsbDE's table, loaded and started.
+template <class P>
+struct DeDb : DeWorkload, test::PairDb<P> {
+  using Mgr = typename test::PairDb<P>::Mgr;
+  using test::PairDb<P>::eng;
+
+  DeDb(const std::string& path, const Options& opt)
+      : DeWorkload(opt), test::PairDb<P>(path, y.tables(), y.layout(), db_options()) {
     y.load(*eng, 1);
     eng->after_load();
     eng->start();
-  }
-  ~DeDb() {
-    eng->stop();
-    eng.reset();
-    env.reset();
-    dram.reset();
-    nvm.reset();
   }
   // The current image of `key` read in a transaction of its own ("" when missing).
   std::string read(Mgr& m, uint64_t key) {
@@ -104,14 +99,6 @@ struct DeDb {
         if (a.type == AccessType::Insert) (*inserted)[a.key] = std::string(a.local, a.len);
     w.acknowledged(m);
   }
-
-  Options o;
-  YcsbDE y;
-  EngineOptions eo;
-  std::unique_ptr<dev::NvmImage> nvm;
-  std::unique_ptr<dev::DramBudget> dram;
-  std::unique_ptr<EngineEnv> env;
-  std::unique_ptr<Engine> eng;
 };
 
 }  // namespace
@@ -214,7 +201,7 @@ TEST(YcsbDE, WorkersDrawTheMixBelowTheHighWater) {
 template <class P>
 class YcsbDETest : public ::testing::Test {
  protected:
-  using D = DeDb<typename P::Engine, typename P::CC>;
+  using D = DeDb<P>;
   // A loaded database and the CC's services (Silo's epochs), both gone with the test.
   D& open(const Options& o) {
     db_ = std::make_unique<D>(path_.str(), o);

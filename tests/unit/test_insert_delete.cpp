@@ -411,12 +411,12 @@ TEST(OrderedIndex, ConcurrentInsertsAndScansSeeSortedDistinctKeys) {
   std::atomic<uint64_t> bad{0}, scans{0};
   std::thread scanner([&] {
     std::vector<uint64_t> out;
-    while (!done.load()) {
+    do {  // at least one scan even if the inserters finish before this thread runs
       idx.range(1000, 50000, 200, out);
       for (size_t i = 1; i < out.size(); i++) bad += out[i - 1] >= out[i] ? 1 : 0;
       for (uint64_t k : out) bad += (k < 1000 || k > 50000) ? 1 : 0;
       scans++;
-    }
+    } while (!done.load());
   });
   std::vector<std::thread> ws;
   for (int t = 0; t < 2; t++)

@@ -133,6 +133,9 @@ struct Hekaton {
         if (!(w & mv::kLock)) break;
         uint64_t e = m->end.load(std::memory_order_seq_cst);
         if (e == kPreparing) { relax(spins); continue; }
+        // A committed holder clears its end before it publishes the new word: in between, the
+        // word still names the version read, and only kInstall tells it is being replaced.
+        if ((w & mv::kInstall) && !e) { relax(spins); continue; }
         if (e && e < t.end) return fail(t);  // ends before C
         break;                               // active, or ends after C
       }

@@ -249,9 +249,6 @@ void expect_conflict_serializable(const History& h, uint64_t keys) {
 }  // namespace
 
 TYPED_TEST(CCMethods, CommittedHistoriesAreConflictSerializable) {
-  // Known bug, open (README, hekaton): about 1-5% of these runs commit a cyclic history.
-  if constexpr (std::is_same_v<typename TestFixture::CC, cc::Hekaton>)
-    GTEST_SKIP() << "hekaton: known serializability bug (1-5% of runs), see README";
   const uint64_t keys = 6;
   const int threads = 3, per_thread = 250;
   TempPath p("ccm-serial");

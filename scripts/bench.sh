@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 REPS=${REPS:-3}
 ROWS=${ROWS:-1000000}
 DUR=${DUR:-2}
+PAIRS=${PAIRS:-8}  # model on/off pairs for the device model's cost
 make -s -j2 ENGINE=mmdb CC_ALG=no_wait
 make -s -j2 ENGINE=mmdb CC_ALG=silo
 make -s -j2 ENGINE=mmdb CC_ALG=no_wait DEVICE_MODEL=0
@@ -44,12 +45,31 @@ for cc in no_wait silo; do
   done
 done
 echo
-echo "Device model overhead (no_wait, read 0.5, theta 0.6, dram profile), interleaved runs:"
-for rep in $(seq 1 "$REPS"); do
-  read -r with _ _ _ _ _ < <(run build/mmdb-no_wait/rundb "${COMMON[@]}" --read-ratio 0.5 --theta 0.6 --seed $rep)
-  read -r without _ _ _ _ _ < <(run build/mmdb-no_wait-nomodel/rundb "${COMMON[@]}" --read-ratio 0.5 --theta 0.6 --seed $rep)
-  python3 -c "print(f'  model on {$with:.0f} txn/s, compiled out {$without:.0f} txn/s, cost {100*(1-$with/$without):+.1f}%')"
+echo "Device model overhead (no_wait, read 0.5, theta 0.6, dram profile), $PAIRS interleaved pairs"
+echo "(order alternates pair by pair, so a drift of the host's speed cancels out):"
+costs=""
+for rep in $(seq 1 "$PAIRS"); do
+  on=(build/mmdb-no_wait/rundb "${COMMON[@]}" --read-ratio 0.5 --theta 0.6 --seed $rep)
+  off=(build/mmdb-no_wait-nomodel/rundb "${COMMON[@]}" --read-ratio 0.5 --theta 0.6 --seed $rep)
+  if (( rep % 2 )); then
+    read -r with _ _ _ _ _ < <(run "${on[@]}"); read -r without _ _ _ _ _ < <(run "${off[@]}")
+  else
+    read -r without _ _ _ _ _ < <(run "${off[@]}"); read -r with _ _ _ _ _ < <(run "${on[@]}")
+  fi
+  cost=$(python3 -c "print(f'{100*(1-$with/$without):+.2f}')")
+  costs+="$cost "
+  echo "  model on $with txn/s, compiled out $without txn/s, cost $cost%"
 done
+python3 - $costs <<'PY'
+import statistics as st, sys
+c = [float(x) for x in sys.argv[1:]]
+# Student's t, two-sided 95%, by degrees of freedom (1.96 beyond the table)
+T975 = [12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18, 2.16, 2.14, 2.13]
+if len(c) > 1:
+    m, se = st.mean(c), st.stdev(c) / len(c) ** 0.5
+    h = se * (T975[len(c) - 2] if len(c) - 2 < len(T975) else 1.96)
+    print(f"  cost: mean {m:+.2f}% (95% CI {m - h:+.2f}% .. {m + h:+.2f}%), median {st.median(c):+.2f}%")
+PY
 echo
 echo "Prefetch (no_wait, read 0.5, theta 0.6, dram profile), interleaved runs:"
 for rep in $(seq 1 "$REPS"); do

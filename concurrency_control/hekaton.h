@@ -74,7 +74,7 @@ struct Hekaton {
       if (w & mv::kLock) {
         uint64_t e = m->end.load(std::memory_order_seq_cst);
         if (e == kPreparing || (e && e < t.ts)) { relax(spins); continue; }
-        if ((w & mv::kInstall) && !e) { relax(spins); continue; }  // being released
+        if (being_released(w, e)) { relax(spins); continue; }
         old |= (w & mv::kInstall) != 0;  // ends after S: its before-image is S's version
       }
       if (old) {
@@ -133,9 +133,7 @@ struct Hekaton {
         if (!(w & mv::kLock)) break;
         uint64_t e = m->end.load(std::memory_order_seq_cst);
         if (e == kPreparing) { relax(spins); continue; }
-        // A committed holder clears its end before it publishes the new word: in between, the
-        // word still names the version read, and only kInstall tells it is being replaced.
-        if ((w & mv::kInstall) && !e) { relax(spins); continue; }
+        if (being_released(w, e)) { relax(spins); continue; }
         if (e && e < t.end) return fail(t);  // ends before C
         break;                               // active, or ends after C
       }
@@ -165,6 +163,11 @@ struct Hekaton {
   }
 
  private:
+  // A locked word with kInstall and no end: the holder has committed (or, after an engine
+  // failure, aborted) and is releasing. finish() clears the end before it publishes the new word,
+  // so in between the word still names the old version; read() and validate() wait it out
+  // (validate() once took it for an active holder ending after C and let cycles commit).
+  static bool being_released(uint64_t w, uint64_t e) { return (w & mv::kInstall) && !e; }
   static bool fail(Txn& t) {
     t.cause = AbortCause::Validation;
     return false;

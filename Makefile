@@ -40,16 +40,23 @@ SUFFIX := $(if $(filter 0,$(DEVICE_MODEL)),-nomodel,)$(if $(filter 1,$(ZEN_NAIVE
 BUILD := build/$(ENGINE)-$(CC_ALG)$(SUFFIX)
 CXX := g++
 OPT ?= -O2
-CXXFLAGS := -std=c++20 $(OPT) -g -Wall -Wextra -pthread -I. -MMD -MP \
-            -DENGINE=$(ENGINE) -DCC_ALG=$(CC_ALG) -DDEVICE_MODEL=$(DEVICE_MODEL) \
-            -DZEN_NAIVE_ALLOC=$(ZEN_NAIVE_ALLOC) $(SANFLAGS) \
-            $(EXTRA_CXXFLAGS)
+# Engine-independent objects (device model, benchmarks, system, the engines' .cpp files, none of
+# which sees ENGINE or CC_ALG: only system/rundb.cpp instantiates the pair) are compiled once
+# per build mode (device model on/off, sanitizer, optimisation) into build/common*/ and linked
+# into every pair and the unit tests.
+empty :=
+space := $(empty) $(empty)
+MODE := $(if $(filter 0,$(DEVICE_MODEL)),-nomodel,)$(if $(SAN),-$(SAN),)$(if $(filter-out -O2,$(OPT)),$(subst -,_,$(subst $(space),,$(OPT))),)
+COMMON := build/common$(MODE)
+BASEFLAGS := -std=c++20 $(OPT) -g -Wall -Wextra -pthread -I. -MMD -MP \
+             -DDEVICE_MODEL=$(DEVICE_MODEL) $(SANFLAGS) $(EXTRA_CXXFLAGS)
+CXXFLAGS := $(BASEFLAGS) -DENGINE=$(ENGINE) -DCC_ALG=$(CC_ALG) -DZEN_NAIVE_ALLOC=$(ZEN_NAIVE_ALLOC)
 LDLIBS := -lpmem -lnuma $(MALLOC) -pthread $(EXTRA_LDLIBS)
 
 CORE_SRC := $(wildcard storage/*.cpp storage/device/*.cpp storage/engines/*/*.cpp \
               concurrency_control/*.cpp benchmarks/*.cpp) \
             system/options.cpp system/host.cpp system/stats.cpp system/ack.cpp system/driver.cpp
-CORE_OBJ := $(patsubst %.cpp,$(BUILD)/%.o,$(CORE_SRC))
+CORE_OBJ := $(patsubst %.cpp,$(COMMON)/%.o,$(CORE_SRC))
 
 .PHONY: all rundb pairs test unit e2e pytest crash bench clean asan tsan
 all rundb: $(BUILD)/rundb
@@ -61,10 +68,16 @@ $(BUILD)/%.o: %.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c -o $@ $<
 
+# Two makes (pairs built side by side) may build the same common object: each writes a
+# temporary file and renames it, so neither links a half-written one.
+$(COMMON)/%.o: %.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(BASEFLAGS) -MF $(@:.o=.d) -MT $@ -c -o $@.$$$$.tmp $< && mv -f $@.$$$$.tmp $@
+
 # Unit tests: one binary that instantiates every valid pair.
 TEST_BUILD := build/test$(if $(SAN),-$(SAN),)
 TEST_SRC := $(wildcard tests/unit/*.cpp)
-TEST_OBJ := $(patsubst %.cpp,$(TEST_BUILD)/%.o,$(TEST_SRC)) $(patsubst %.cpp,$(TEST_BUILD)/%.o,$(CORE_SRC))
+TEST_OBJ := $(patsubst %.cpp,$(TEST_BUILD)/%.o,$(TEST_SRC)) $(CORE_OBJ)
 $(TEST_BUILD)/%.o: %.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c -o $@ $<

@@ -118,8 +118,7 @@ struct Mcsi : si::SiBase<Mcsi, McsiTxn> {
     uint64_t old_val = w.load(std::memory_order_relaxed);
     uint64_t new_val = (old_val & ~mask) | (s << off);
     w.store(new_val | kDirty, std::memory_order_release);
-    dev::write(&w, 8);
-    dev::persist(&w, 8);
+    dev::persist(&w, 8);  // counted by the flush alone (device.h's rule)
     w.store(new_val & ~kDirty, std::memory_order_release);
   }
   static uint64_t stored_status(uint64_t txid) {
@@ -145,7 +144,9 @@ struct Mcsi : si::SiBase<Mcsi, McsiTxn> {
   static uint64_t recovered_status(uint64_t txid) {
     if (txid == si::kFrozenTxid) return si::kCommitted;
     int off;
-    uint64_t w = word_of(txid, off).load();  // sets off first
+    std::atomic<uint64_t>& word = word_of(txid, off);
+    dev::read(&word, 8);  // recovery reads the image through the device model too
+    uint64_t w = word.load();
     return (w >> off) & 3;
   }
   static uint64_t current_status(uint64_t txid) {

@@ -97,7 +97,7 @@ struct Pgsi : si::SiBase<Pgsi, PgsiTxn> {
     uint64_t mine = 0;
     do mine = (cur & ~mask) | (s << off);
     while (!w.compare_exchange_weak(cur, mine, std::memory_order_acq_rel));
-    dev::update(&w, 8);
+    dev::read(&w, 8);  // the CAS reads the word; the flush counts its write (device.h's rule)
     dev::flush(&w, 8);
     if (!fence) return;
     // Another thread's bits may have been set (and made durable) while this copy was in
@@ -121,7 +121,9 @@ struct Pgsi : si::SiBase<Pgsi, PgsiTxn> {
   static uint64_t recovered_status(uint64_t xid) {
     if (xid == si::kFrozenTxid) return si::kCommitted;
     int off;
-    uint64_t w = word_of(xid, off).load();  // sets off first
+    std::atomic<uint64_t>& word = word_of(xid, off);
+    dev::read(&word, 8);  // recovery reads the image through the device model too
+    uint64_t w = word.load();
     return (w >> off) & 3;
   }
   static uint64_t current_status(uint64_t xid) {

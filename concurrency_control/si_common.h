@@ -136,15 +136,13 @@ struct SiBase {
     nv->flags = 0;
     nv->seq = vis ? vis->seq + 1 : 0;
     if (!insert) copy_tuple(nv->data(), vis->data(), a.len);  // an insert starts zeroed
-    dev::write(nv, sizeof *nv);
-    dev::persist(nv, sizeof *nv);
+    dev::persist(nv, sizeof *nv);  // flushed stores are counted by the flush (device.h)
     dev::crash_point("nvmvcc.version_header");
     if (!h->latest.compare_exchange_strong(top, ref, std::memory_order_acq_rel)) {
       c.heap->free(c.tid, ref);
       t.cause = AbortCause::WriteConflict;
       return false;
     }
-    dev::write(&h->latest, sizeof h->latest);
     dev::persist(&h->latest, sizeof h->latest);
     dev::crash_point("nvmvcc.head_cas");
     c.versions_created++;
@@ -172,7 +170,6 @@ struct SiBase {
       // flight could overwrite the reused slot's new header (crash torture found it).
       for (Version* v : t.mine) {
         v->inl.store(uint32_t(st), std::memory_order_release);
-        dev::write(&v->inl, sizeof v->inl);
         dev::flush(&v->inl, sizeof v->inl);
       }
       dev::fence();
@@ -201,6 +198,7 @@ struct SiBase {
     keep->prev = 0;
     dev::write(&keep->prev, sizeof keep->prev);
     while (r) {
+      dev::read(&c.heap->at(r)->prev, sizeof(uint64_t));  // the unlinked chain is walked in NVM
       uint64_t next = c.heap->at(r)->prev;
       c.heap->free(c.tid, r);
       c.versions_pruned++;

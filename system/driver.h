@@ -134,7 +134,12 @@ nlohmann::json run_pair(const RunContext& ctx) {
   out["host"] = host_json(nvm);
 
   if (o.recover) {
+    // Recovery's own device traffic: this thread's and its helpers' (storage/parallel.h).
+    dev::Counters c0 = dev::my_counters(), p0 = dev::published();
     RecoveryReport rep = eng.recover(o.recovery_threads);
+    dev::pay_debt();
+    dev::Counters rc = (dev::my_counters() - c0);
+    rc += dev::published() - p0;
     nlohmann::json r;
     double total = 0;
     for (auto& [step, s] : rep.steps) { r["steps_s"][step] = s; total += s; }
@@ -142,6 +147,11 @@ nlohmann::json run_pair(const RunContext& ctx) {
     r["rows"] = rep.rows;
     r["replayed"] = rep.replayed;
     r["threads"] = o.recovery_threads;
+    r["nvm_read_bytes"] = rc.nvm_read_bytes;
+    r["nvm_write_bytes"] = rc.nvm_write_bytes;
+    r["clwb"] = rc.clwb;
+    r["sfence"] = rc.sfence;
+    r["charged_s"] = double(rc.charged_cycles) / (nvm.host().tsc_ghz * 1e9);
     out["recovery"] = r;
     out["invariants"] = eng.check();
     if constexpr (requires { bench.check(eng); }) out[Bench::kCheckName] = bench.check(eng);
@@ -169,6 +179,7 @@ nlohmann::json run_pair(const RunContext& ctx) {
   // Commits per transaction type, for benchmarks with several (TPC-C: tpmC counts NewOrders).
   std::vector<std::array<uint64_t, 8>> kinds(size_t(o.threads));
   std::vector<clk::time_point> end_at(size_t(o.threads));
+  std::vector<uint64_t> rolled_back(size_t(o.threads));  // TPC-C's specified rollbacks, measured
   const double tsc_ghz = nvm.host().tsc_ghz;
   CC::start(o.threads);
   eng.start();
@@ -213,7 +224,11 @@ nlohmann::json run_pair(const RunContext& ctx) {
           // A transaction that rolled back as its specification says (TPC-C's 1% NewOrder,
           // through user_abort) is done and counted, not retried and not an abort.
           if constexpr (requires { w.rolled_back(); })
-            if (m.user_aborted() && w.rolled_back()) { done = true; break; }
+            if (m.user_aborted() && w.rolled_back()) {
+              done = true;
+              if (seen == kMeasure) rolled_back[size_t(t)]++;
+              break;
+            }
           if (seen == kMeasure) st.aborts[size_t(m.cause())]++;
           if (m.user_aborted()) break;  // the transaction's own decision: not retried
           dev::pay_debt();
@@ -263,6 +278,8 @@ nlohmann::json run_pair(const RunContext& ctx) {
   int expect = kWarmup;  // never overwrite a worker's kDone
   phase.compare_exchange_strong(expect, kMeasure, std::memory_order_acq_rel);
   auto m0 = clk::now();
+  // Background threads' traffic (checkpointer, group commit, ...) as published in the window.
+  dev::Counters bg0 = dev::published(), bg1;
   nlohmann::json timeline = nlohmann::json::array();
   auto committed_now = [&] {
     uint64_t c = 0;
@@ -285,6 +302,7 @@ nlohmann::json run_pair(const RunContext& ctx) {
   }
   auto m1 = clk::now();
   phase.store(kDone, std::memory_order_release);
+  bg1 = dev::published();
   for (auto& w : workers) w.join();
   if (!error.empty()) {
     eng.stop();
@@ -302,7 +320,7 @@ nlohmann::json run_pair(const RunContext& ctx) {
   uint64_t committed = 0, aborted = 0, hits = 0, accesses = 0;
   std::array<uint64_t, size_t(AbortCause::kCount)> causes{};
   LatencyHistogram lat;
-  dev::Counters dc;
+  dev::Counters dc, bg = bg1 - bg0;
   for (auto& s : stats) {
     committed += s.committed.load();
     aborted += s.aborted();
@@ -312,9 +330,13 @@ nlohmann::json run_pair(const RunContext& ctx) {
     hits += s.engine_hits;
     accesses += s.engine_accesses;
   }
+  dc += bg;  // per_txn: all the traffic the workload caused, the background's share shown apart
   double per = committed ? 1.0 / double(committed) : 0.0;
+  // Every cause, `none` (an abort no method named) included, so that the causes sum to `aborted`.
   nlohmann::json by_cause;
-  for (size_t i = 1; i < causes.size(); i++) by_cause[cause_name(AbortCause(i))] = causes[i];
+  for (size_t i = 0; i < causes.size(); i++) by_cause[cause_name(AbortCause(i))] = causes[i];
+  uint64_t rollbacks = 0;
+  for (auto r : rolled_back) rollbacks += r;
   nlohmann::json res = {
       {"measured_s", secs},
       {"committed", committed},
@@ -322,6 +344,7 @@ nlohmann::json run_pair(const RunContext& ctx) {
       {"throughput_tps", secs > 0 ? double(committed) / secs : 0.0},
       {"abort_rate", committed + aborted ? double(aborted) / double(committed + aborted) : 0.0},
       {"aborts_by_cause", by_cause},
+      {"rolled_back", rollbacks},
       {"latency_us",
        {{"avg", lat.mean() / 1e3},
         {"p50", lat.percentile(0.50) / 1e3},
@@ -334,7 +357,13 @@ nlohmann::json run_pair(const RunContext& ctx) {
         {"nvm_write_bytes", double(dc.nvm_write_bytes) * per},
         {"dram_bytes", double(dc.dram_bytes) * per},
         {"remote_accesses", double(dc.remote) * per},
-        {"charged_ns", double(dc.charged_cycles) / tsc_ghz * per}}},
+        {"charged_ns", double(dc.charged_cycles) / tsc_ghz * per},
+        {"background",
+         {{"clwb", double(bg.clwb) * per},
+          {"sfence", double(bg.sfence) * per},
+          {"nvm_read_bytes", double(bg.nvm_read_bytes) * per},
+          {"nvm_write_bytes", double(bg.nvm_write_bytes) * per},
+          {"charged_ns", double(bg.charged_cycles) / tsc_ghz * per}}}}},
       {"cache_hit_rate", accesses ? double(hits) / double(accesses) : 0.0},
       {"memory_bytes",
        {{"dram", dram.used()},

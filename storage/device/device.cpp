@@ -1,6 +1,10 @@
 #include "storage/device/device.h"
 
+#include <array>
+#include <atomic>
 #include <cstring>
+#include <deque>
+#include <mutex>
 
 #include "storage/device/power_fail.h"
 
@@ -11,7 +15,46 @@ Model g_model;
 namespace {
 thread_local Counters t_counters;
 thread_local int t_node = 0;
+
+// A published copy of one thread's counters: written by its owner, read by the harness.
+struct Slot {
+  std::array<std::atomic<uint64_t>, 7> f{};
+};
+std::mutex g_slots_mu;
+std::deque<Slot> g_slots;  // a deque: slots never move
+thread_local Slot* t_slot = nullptr;
+
+std::array<uint64_t, 7> fields(const Counters& c) {
+  return {c.clwb, c.sfence, c.nvm_read_bytes, c.nvm_write_bytes, c.dram_bytes, c.remote, c.charged_cycles};
+}
 }  // namespace
+
+void publish() {
+  if (!t_slot) {
+    std::lock_guard g(g_slots_mu);
+    t_slot = &g_slots.emplace_back();
+  }
+  auto v = fields(t_counters);
+  for (size_t i = 0; i < v.size(); i++) t_slot->f[i].store(v[i], std::memory_order_relaxed);
+}
+
+Counters published() {
+  std::array<uint64_t, 7> s{};
+  {
+    std::lock_guard g(g_slots_mu);
+    for (auto& slot : g_slots)
+      for (size_t i = 0; i < s.size(); i++) s[i] += slot.f[i].load(std::memory_order_relaxed);
+  }
+  Counters c;
+  c.clwb = s[0];
+  c.sfence = s[1];
+  c.nvm_read_bytes = s[2];
+  c.nvm_write_bytes = s[3];
+  c.dram_bytes = s[4];
+  c.remote = s[5];
+  c.charged_cycles = s[6];
+  return c;
+}
 
 Counters& my_counters() { return t_counters; }
 void set_thread_node(int node) { t_node = node; }

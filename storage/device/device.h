@@ -3,6 +3,12 @@
 // cost (calibrated busy-waits) for addresses inside the NVM image; DRAM addresses are only
 // counted. Nothing outside storage/device calls libpmem or decides what memory costs.
 //
+// The one counting rule: every store to NVM is counted once, where it reaches the device. A
+// store that is flushed (flush, persist) or streamed (nt_copy) is counted by that call alone;
+// write() is only for stores that reach NVM with no flush (volatile NVM, metadata words left to
+// eviction). Never write() and then flush() the same bytes. Reads of NVM, recovery's included,
+// go through read().
+//
 // Build with -DDEVICE_MODEL=0 to compile counting and charging out (flushes and fences still
 // happen, so persistence is unchanged); used to measure the model's own overhead.
 #pragma once
@@ -57,6 +63,16 @@ void set_thread_node(int node);   // logical NUMA node of the calling thread
 int thread_node();
 void pay_debt();                  // busy-wait what this thread owes now
 
+// Threads other than the measured workers (an engine's background threads, recovery's and the
+// loaders' helpers) publish their counters so that the harness counts their traffic in the
+// window it chooses (the measured phase, a recovery): publish() copies the calling thread's
+// counters to its slot, registered on first use; published() sums every slot registered
+// (threads that ended included), so the difference of two calls is the traffic published in
+// between. A thread publishes at its own boundaries (each checkpoint, batch or epoch, and
+// before it ends), which bounds how exactly its traffic falls into a window.
+void publish();
+Counters published();
+
 constexpr uint64_t kLine = 64;
 constexpr uint64_t kUnit = 256;            // Optane's internal access unit (XPLine)
 constexpr uint64_t kDebtThreshold = 4096;  // cycles owed before the thread actually waits
@@ -96,7 +112,8 @@ inline void read(const void* p, size_t len) {
 }
 
 // The engine or CC stored len bytes at p that will reach the device without an explicit flush
-// (NVM used as volatile memory, or metadata words): bandwidth is spent all the same.
+// (NVM used as volatile memory, or metadata words): bandwidth is spent all the same. Bytes that
+// are flushed are counted by flush() instead (the rule above).
 inline void write(const void* p, size_t len) {
   Counters& c = my_counters();
   if (!is_nvm(p)) { c.dram_bytes += len; return; }
@@ -105,7 +122,8 @@ inline void write(const void* p, size_t len) {
   if (g_model.charges) charge(c, u * g_model.write_unit_cycles, p);
 }
 
-// Read-modify-write of a small word (a lock or timestamp): one access, one unit written.
+// Read-modify-write of a small word (a lock or timestamp) left unflushed: one access, one unit
+// written. A flushed word: read() then flush().
 inline void update(const void* p, size_t len) { read(p, len); write(p, len); }
 #else
 inline void read(const void*, size_t) {}

@@ -79,6 +79,7 @@ CheckpointReader Checkpoint::newest() const {
   int best = -1;
   for (int s = 0; s < 2; s++) {
     const CkptHeader* h = header(s);
+    dev::read(h, sizeof *h);
     if (h->seq == 0 || h->checksum != checksum(*h) || h->ntables != offset_.size()) continue;
     if (best < 0 || h->seq > header(best)->seq) best = s;
   }

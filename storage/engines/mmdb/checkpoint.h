@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "storage/device/device.h"
 #include "storage/device/nvm_image.h"
 
 namespace nvt::mmdb {
@@ -54,6 +55,7 @@ class CheckpointReader {
     for (uint32_t t = 0; t < h_->ntables; t++)
       for (uint64_t i = uint64_t(tid); i < h_->rows[t]; i += uint64_t(nt)) {
         auto* r = reinterpret_cast<const CkptRecord*>(slot_ + offset_[t] + i * rec_[t]);
+        dev::read(r, rec_[t]);  // recovery's reads are charged like any other (issue 17)
         f(t, r->key, r->version, reinterpret_cast<const char*>(r + 1));
       }
   }

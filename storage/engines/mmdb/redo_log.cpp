@@ -76,6 +76,7 @@ uint64_t RedoLog::scan(uint64_t from,
     uint64_t room_to_end = cap_ - lsn % cap_;
     if (room_to_end < kHdr) { lsn += room_to_end; continue; }
     RecHdr h;
+    dev::read(at(lsn), kHdr);  // recovery's reads are charged like any other (issue 17)
     memcpy(&h, at(lsn), kHdr);
     if (h.lsn != lsn || h.bytes < kHdr || h.bytes > room_to_end || h.bytes % 8) break;
     if (h.entries == kWrap) {
@@ -84,6 +85,7 @@ uint64_t RedoLog::scan(uint64_t from,
       continue;
     }
     const char* body = at(lsn) + kHdr;
+    dev::read(body, h.bytes - kHdr);
     if (h.checksum != checksum(h, body, h.bytes - kHdr)) break;
     size_t off = 0;
     for (uint32_t i = 0; i < h.entries; i++) {

@@ -152,8 +152,7 @@ class NvMvcc {
     v->flags = 0;
     v->seq = 0;
     uint32_t len = t.info.schema.tuple_size();
-    memcpy(v->data(), image, len);
-    dev::write(v, sizeof *v + len);
+    memcpy(v->data(), image, len);  // counted by after_load()'s flush
     h->latest.store(ref, std::memory_order_release);
     if (!t.index->insert(key, reinterpret_cast<uint64_t>(h)))
       throw std::runtime_error("duplicate key " + std::to_string(key) + " in " + t.info.name);
@@ -222,11 +221,9 @@ class NvMvcc {
       if (a.type == AccessType::Delete) {
         Version* v = Version::of(a.local);
         v->flags |= kTombstone;
-        dev::write(v, sizeof *v);
-        dev::flush(v, sizeof *v);
+        dev::flush(v, sizeof *v);  // counted by the flush alone (device.h's rule)
         continue;
       }
-      dev::write(a.local, a.len);
       dev::flush(a.local, a.len);
     }
     if (any) {
@@ -278,10 +275,12 @@ class NvMvcc {
       // Every head: inserted records lie past the loaded ones, among heads never used.
       for (uint64_t i = 0; i < t.info.capacity; i++) {
         RecordHead* h = &t.heads[i];
+        dev::read(h, sizeof *h);  // recovery's reads are charged like any other (issue 17)
         uint64_t r = h->latest.load(), keep = 0;
         if (!r) continue;
         for (uint64_t steps = 0; r && r <= heap.slots() && steps < heap.slots(); steps++) {
           Version* v = heap.at(r);
+          dev::read(v, sizeof *v);
           uint64_t s = v->inl.load() ? uint64_t(v->inl.load()) : CC::recovered_status(v->txid.load());
           if (s == kCommitted) { keep = r; break; }
           dropped_++;  // an uncommitted version: no log, nothing is replayed
@@ -409,8 +408,7 @@ class NvMvcc {
     if (i >= t.info.capacity) throw std::runtime_error("table " + t.info.name + " is full");
     RecordHead* h = &t.heads[i];
     h->key = key;  // durable with `latest`, which shares its line, when a version is linked
-    h->latest.store(0, std::memory_order_relaxed);
-    dev::write(h, sizeof *h);
+    h->latest.store(0, std::memory_order_relaxed);  // counted where it is flushed
     return h;
   }
 

@@ -50,12 +50,16 @@ struct Cicada {
     mv::Chain chain;                   // word: kLock (a pending version) | kInstall | wts
     std::atomic<uint64_t> rts{0};      // largest ts that read the current version
     std::atomic<uint64_t> pending{0};  // ts of the pending version (0: none, or not yet set)
-    // Zen refilled the tuple from NVM after a write: its history is gone, so its image counts
-    // as written by the latest timestamp any thread installed.
-    void refilled() {
-      uint64_t t = registry().max_installed();
-      chain.word.store(t, std::memory_order_relaxed);
-      rts.store(t, std::memory_order_relaxed);
+    // Zen drops this Meta on eviction (mv::History); a refill gets back bounds of what it held.
+    mv::History history() const {
+      return {mv::ts_of(chain.word.load(std::memory_order_acquire)), rts.load(std::memory_order_acquire)};
+    }
+    // Refilled from NVM: its image was written at most at bound.wts (0: the loaded image) and
+    // read at most at bound.rts, so a reader above bound.wts reads it and a writer above
+    // bound.rts may overwrite it; older ones abort, as its older versions are gone.
+    void refilled(const mv::History& bound, bool written) {
+      chain.word.store(written ? bound.wts : 0, std::memory_order_relaxed);
+      rts.store(std::max(bound.rts, written ? bound.wts : 0), std::memory_order_relaxed);
     }
   };
   struct Txn {

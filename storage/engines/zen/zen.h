@@ -656,7 +656,26 @@ class Zen {
     std::mutex inbox_mu;
     std::vector<Garbage> inbox;             // reclaimable slots of its regions, freed by others
     std::atomic<bool> has_inbox{false};
+    // A multi-version CC's history of the entries this thread evicted (largest wts, rts):
+    // what a refill of any of them may have lost (see fill()).
+    std::atomic<uint64_t> evicted_wts{0}, evicted_rts{0};
   };
+
+  static constexpr bool kKeepsHistory = requires(const Meta& m) { m.history(); };
+
+  // An entry leaves the Met-Cache: the index points at its NVM-tuple again. A multi-version
+  // CC's history bound is published first (release), so a refill that finds the NVM-tuple in
+  // the index (acquire) sees it.
+  void unlink(Thread& th, Table& t, Entry* e) {
+    if constexpr (kKeepsHistory) {
+      auto h = e->meta.history();
+      Shared& sh = shared_[th.tid];
+      if (h.wts > sh.evicted_wts.load(std::memory_order_relaxed)) sh.evicted_wts.store(h.wts, std::memory_order_release);
+      if (h.rts > sh.evicted_rts.load(std::memory_order_relaxed)) sh.evicted_rts.store(h.rts, std::memory_order_release);
+    }
+    if (!t.index->update(e->key, reinterpret_cast<uint64_t>(e), nvm_value(e->nvm)))
+      throw std::logic_error("zen: evicted Met-Cache entry was not indexed");
+  }
 
 
   bool pinned(Thread& th, Entry* e, RowRef& ref) {
@@ -675,9 +694,17 @@ class Zen {
     e->table = table;
     e->cts = n->cts();
     new (&e->meta) Meta();
-    // A multi-version CC keeps history in its Meta; one refilled after a write lost it.
-    if constexpr (requires(Meta& m) { m.refilled(); })
-      if (n->cts() != kLoadCts) e->meta.refilled();
+    // A multi-version CC keeps history in its Meta, lost with the evicted entry: it gets the
+    // largest timestamps any evicted entry held, a bound of this tuple's own (the CC's
+    // timestamps are not the Tx-CTS, so the NVM-tuple cannot tell them).
+    if constexpr (kKeepsHistory) {
+      decltype(e->meta.history()) bound{};
+      for (int i = 0; i < nthreads_; i++) {
+        bound.wts = std::max(bound.wts, shared_[i].evicted_wts.load(std::memory_order_acquire));
+        bound.rts = std::max(bound.rts, shared_[i].evicted_rts.load(std::memory_order_acquire));
+      }
+      e->meta.refilled(bound, n->cts() != kLoadCts);
+    }
     e->state.store(1 | kClock, std::memory_order_release);  // pinned by us, not yet indexed
   }
 
@@ -700,10 +727,7 @@ class Zen {
   // any region: the others are idle). nullptr: the region is exhausted.
   Entry* victim(Thread& th, uint32_t table) {
     Table& t = *tables_[table];
-    auto unlink = [&](Entry* e) {
-      if (!t.index->update(e->key, reinterpret_cast<uint64_t>(e), nvm_value(e->nvm)))
-        throw std::logic_error("zen: evicted Met-Cache entry was not indexed");
-    };
+    auto unlink = [&](Entry* e) { this->unlink(th, t, e); };
     if (Entry* e = t.cache->victim(th.tid, th.hand[table], unlink)) return e;
     if (!th.exclusive) {
       request_exclusive();
@@ -750,10 +774,7 @@ class Zen {
     return true;
   }
   Entry* victim_for_copy(Thread& th, Table& t, uint32_t table) {
-    auto unlink = [&](Entry* v) {
-      if (!t.index->update(v->key, reinterpret_cast<uint64_t>(v), nvm_value(v->nvm)))
-        throw std::logic_error("zen: evicted Met-Cache entry was not indexed");
-    };
+    auto unlink = [&](Entry* v) { this->unlink(th, t, v); };
     return t.cache->victim(th.tid, th.hand[table], unlink);
   }
 

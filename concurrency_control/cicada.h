@@ -23,7 +23,9 @@
 //   Read-only:  a transaction begun with the read-only hint reads at min_wts - 1, below every
 //               running or future writer: nothing can change its snapshot, so it neither waits,
 //               validates nor updates rts; it never aborts unless a version it needs was lost
-//               to a Zen refill. A write in such a transaction aborts it (cause User).
+//               to a Zen refill, and then retries at a read-write timestamp (a snapshot held
+//               back by a stalled writer would fail again). A write in such a transaction
+//               aborts it (cause User).
 //   GC:         superseded versions are reclaimed into per-thread pools once min_wts (and every
 //               snapshot reader) has passed them (mv.h); chains are cut behind the oldest
 //               version any reader can still reach.
@@ -67,6 +69,7 @@ struct Cicada {
     uint64_t ts = 0;
     uint64_t clock = 0;  // this thread's clock (high bits of its last timestamp)
     bool read_only = false;
+    bool snapshot_lost = false;  // the last read-only attempt met a refilled tuple too new for it
     uint32_t ro_begins = 0;
     mv::Store store{registry()};
     std::vector<Access*> ws, rs;  // reused across transactions
@@ -90,6 +93,10 @@ struct Cicada {
   void begin(Txn& t) { begin(t, false); }
   void begin(Txn& t, bool read_only) {
     t.cause = AbortCause::None;
+    // A snapshot that lacked a version (lost on a Zen refill) is as old as the oldest running
+    // writer, which may stay so for long (descheduled): the retry reads at a timestamp of its
+    // own, validated like any read-write transaction's, instead of failing the same way again.
+    if (t.snapshot_lost) read_only = t.snapshot_lost = false;
     t.read_only = read_only;
     if (read_only) {
       // A reader-only thread moves min_wts on itself (writers refresh it as they commit).
@@ -117,7 +124,11 @@ struct Cicada {
       }
       if (mv::ts_of(w) >= t.ts || (w & mv::kInstall)) {
         mv::Version* v = mv::find(c, t.ts, true);
-        if (!v) { behind(t, w, AbortCause::ReadConflict); return nullptr; }
+        if (!v) {
+          t.snapshot_lost = t.read_only;
+          behind(t, w, AbortCause::ReadConflict);
+          return nullptr;
+        }
         copy_tuple(a.local, v->data(), a.len);
         a.tid = v->wts;
         return a.local;

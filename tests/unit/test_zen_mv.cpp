@@ -147,7 +147,9 @@ TYPED_TEST(ZenMvTest, AbortRateAtLowContentionIsCloseToMmdbsWhenMostAccessesRefi
     used = probe.dram->used();
     cache_bytes = probe.eng->stats()["met_cache"]["accounts"]["bytes"].template get<uint64_t>();
   }
-  o.dram_bytes = used - cache_bytes + cache_bytes / 4;  // P = 4 for the Met-Cache
+  // P = 4 for the Met-Cache: a quarter of the table's entries (the probe's cache may hold more).
+  uint64_t entry = zen::MetCache<typename TypeParam::Meta>::entry_bytes(test::kTuple);
+  o.dram_bytes = used - cache_bytes + kRows * entry / 4;
   TempPath p("zen-mv-zen");
   ZenDb db(p.str(), o);
   db.load(1000);
@@ -186,7 +188,8 @@ TYPED_TEST(ZenMvTest, RefilledTuplesKeepPairSumsForEveryReader) {
     used = probe.dram->used();
     cache_bytes = probe.eng->stats()["met_cache"]["accounts"]["bytes"].template get<uint64_t>();
   }
-  o.dram_bytes = used - cache_bytes + cache_bytes / 4;
+  uint64_t entry = zen::MetCache<typename TypeParam::Meta>::entry_bytes(test::kTuple);
+  o.dram_bytes = used - cache_bytes + kRows * entry / 4;
   TempPath p("zen-mv-pairs");
   ZenDb db(p.str(), o);
   db.load(1000);

@@ -23,7 +23,9 @@
 //   Read-only:  a transaction begun with the read-only hint reads at min_wts - 1, below every
 //               running or future writer: nothing can change its snapshot, so it neither waits,
 //               validates nor updates rts; it never aborts unless a version it needs was lost
-//               to a Zen refill. A write in such a transaction aborts it (cause User).
+//               to a Zen refill, and then retries at a read-write timestamp (a snapshot held
+//               back by a stalled writer would fail again). A write in such a transaction
+//               aborts it (cause User).
 //   GC:         superseded versions are reclaimed into per-thread pools once min_wts (and every
 //               snapshot reader) has passed them (mv.h); chains are cut behind the oldest
 //               version any reader can still reach.
@@ -50,12 +52,16 @@ struct Cicada {
     mv::Chain chain;                   // word: kLock (a pending version) | kInstall | wts
     std::atomic<uint64_t> rts{0};      // largest ts that read the current version
     std::atomic<uint64_t> pending{0};  // ts of the pending version (0: none, or not yet set)
-    // Zen refilled the tuple from NVM after a write: its history is gone, so its image counts
-    // as written by the latest timestamp any thread installed.
-    void refilled() {
-      uint64_t t = registry().max_installed();
-      chain.word.store(t, std::memory_order_relaxed);
-      rts.store(t, std::memory_order_relaxed);
+    // Zen drops this Meta on eviction (mv::History); a refill gets back bounds of what it held.
+    mv::History history() const {
+      return {mv::ts_of(chain.word.load(std::memory_order_acquire)), rts.load(std::memory_order_acquire)};
+    }
+    // Refilled from NVM: its image was written at most at bound.wts (0: the loaded image) and
+    // read at most at bound.rts, so a reader above bound.wts reads it and a writer above
+    // bound.rts may overwrite it; older ones abort, as its older versions are gone.
+    void refilled(const mv::History& bound, bool written) {
+      chain.word.store(written ? bound.wts : 0, std::memory_order_relaxed);
+      rts.store(std::max(bound.rts, written ? bound.wts : 0), std::memory_order_relaxed);
     }
   };
   struct Txn {
@@ -63,6 +69,7 @@ struct Cicada {
     uint64_t ts = 0;
     uint64_t clock = 0;  // this thread's clock (high bits of its last timestamp)
     bool read_only = false;
+    bool snapshot_lost = false;  // the last read-only attempt met a refilled tuple too new for it
     uint32_t ro_begins = 0;
     mv::Store store{registry()};
     std::vector<Access*> ws, rs;  // reused across transactions
@@ -86,6 +93,10 @@ struct Cicada {
   void begin(Txn& t) { begin(t, false); }
   void begin(Txn& t, bool read_only) {
     t.cause = AbortCause::None;
+    // A snapshot that lacked a version (lost on a Zen refill) is as old as the oldest running
+    // writer, which may stay so for long (descheduled): the retry reads at a timestamp of its
+    // own, validated like any read-write transaction's, instead of failing the same way again.
+    if (t.snapshot_lost) read_only = t.snapshot_lost = false;
     t.read_only = read_only;
     if (read_only) {
       // A reader-only thread moves min_wts on itself (writers refresh it as they commit).
@@ -113,7 +124,11 @@ struct Cicada {
       }
       if (mv::ts_of(w) >= t.ts || (w & mv::kInstall)) {
         mv::Version* v = mv::find(c, t.ts, true);
-        if (!v) { behind(t, w, AbortCause::ReadConflict); return nullptr; }
+        if (!v) {
+          t.snapshot_lost = t.read_only;
+          behind(t, w, AbortCause::ReadConflict);
+          return nullptr;
+        }
         copy_tuple(a.local, v->data(), a.len);
         a.tid = v->wts;
         return a.local;

@@ -33,9 +33,14 @@ struct Hekaton {
   struct Meta {
     mv::Chain chain;                // word: kLock | kInstall | begin of the current image
     std::atomic<uint64_t> end{0};   // the holder's end timestamp; 0 while active (or none)
-    // Zen refilled the tuple from NVM after a write: its history is gone, so its image counts
-    // as begun now (every end timestamp taken is below the counter).
-    void refilled() { chain.word.store(clock().load(std::memory_order_seq_cst), std::memory_order_relaxed); }
+    // Zen drops this Meta on eviction (mv::History); a refill gets back a bound of its begin.
+    // No read timestamp: a writer's version begins at its end timestamp, above every reader's.
+    mv::History history() const { return {mv::ts_of(chain.word.load(std::memory_order_acquire)), 0}; }
+    // Refilled from NVM: begun at most at bound.wts (0: the loaded image); readers below it
+    // abort (its older versions are gone).
+    void refilled(const mv::History& bound, bool written) {
+      chain.word.store(written ? bound.wts : 0, std::memory_order_relaxed);
+    }
   };
   struct Txn {
     AbortCause cause = AbortCause::None;

@@ -50,6 +50,18 @@ constexpr uint32_t kRefreshEvery = 16;  // commits between watermark refreshes o
 
 inline uint64_t ts_of(uint64_t word) { return word & kTsMask; }
 
+// What an engine that drops a tuple's CC-Meta (Zen evicting a Met-Cache entry) keeps of it:
+// the largest write and read timestamps its history held. Zen keeps the maximum over the
+// entries it evicted and hands it back to refilled() when a tuple comes back from NVM: every
+// refilled tuple's true wts and rts are at most these, so the refill is exact enough for
+// readers younger than the last eviction (all but the oldest), where stamping the image with
+// "now" made every transaction begun before the latest commit (Cicada's read-only snapshots
+// always) fail to read it (issue 18 item 1).
+struct History {
+  uint64_t wts = 0;  // timestamp of the current image
+  uint64_t rts = 0;  // largest timestamp that read it (0 where the method keeps none)
+};
+
 struct Version {
   uint64_t wts;                        // timestamp of this image
   uint64_t end;                        // timestamp of the image that replaced it

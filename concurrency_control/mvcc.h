@@ -30,12 +30,15 @@ struct Mvcc {
     mv::Chain chain;
     std::atomic<uint64_t> rts{0};    // largest T that read the current image
     std::atomic<uint64_t> owner{0};  // T of the writer holding the tuple (0: none, or not yet set)
-    // Zen refilled the tuple from NVM after a write: its history is gone, so its image counts
-    // as written now (every committed T is below the counter).
-    void refilled() {
-      uint64_t now = clock().load(std::memory_order_seq_cst);
-      chain.word.store(now, std::memory_order_relaxed);
-      rts.store(now, std::memory_order_relaxed);
+    // Zen drops this Meta on eviction (mv::History); a refill gets back bounds of what it held.
+    mv::History history() const {
+      return {mv::ts_of(chain.word.load(std::memory_order_acquire)), rts.load(std::memory_order_acquire)};
+    }
+    // Refilled from NVM: written at most at bound.wts (0: the loaded image), read at most at
+    // bound.rts; readers below bound.wts abort (its older versions are gone).
+    void refilled(const mv::History& bound, bool written) {
+      chain.word.store(written ? bound.wts : 0, std::memory_order_relaxed);
+      rts.store(std::max(bound.rts, written ? bound.wts : 0), std::memory_order_relaxed);
     }
   };
   struct Txn {

@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -61,6 +63,7 @@ class MetCache {
     base_ = static_cast<char*>(dram.alloc(bytes_, what_));
     for (uint64_t i = 0; i < per_region * uint64_t(regions); i++)
       new (base_ + i * stride_) Entry();
+    dead_ = std::make_unique<Dead[]>(size_t(regions));
   }
   ~MetCache() { dram_.free(base_, bytes_, what_); }
   MetCache(const MetCache&) = delete;
@@ -87,11 +90,51 @@ class MetCache {
   }
   static void unpin(Entry* e) { e->state.fetch_sub(1, std::memory_order_release); }
 
+  // An entry a copy into another region left dead (kCopy, unpinned by the copier): its owner
+  // reuses it before evicting anything (victim(), spare()). Left to CLOCK alone, dead entries
+  // waited for the owner's hand to pass them twice, on its misses only, while every copy
+  // evicted a live entry in the copier's region: with the database in DRAM and two threads,
+  // 19% of accesses missed (issue 18 item 7).
+  void bury(Entry* e) {
+    Dead& d = dead_[size_t(region_of(e))];
+    std::lock_guard g(d.mu);
+    d.list.push_back(e);
+    d.n.store(d.list.size(), std::memory_order_release);
+  }
+
+  // A free entry of `region` without evicting a live one: a dead entry, or the never used one
+  // at the hand. nullptr when there is none.
+  Entry* spare(int region, uint64_t& hand) {
+    if (Entry* e = exhume(region)) return e;
+    Entry* e = at(region, hand);
+    if (!(e->state.load(std::memory_order_acquire) & kFree)) return nullptr;
+    hand = hand + 1 == per_region_ ? 0 : hand + 1;
+    return e;
+  }
+
+  // Entries dead from copies (or deletes) not yet reused, over all regions (a scan: for stats).
+  uint64_t dead_entries() const {
+    uint64_t n = 0;
+    for (uint64_t i = 0; i < per_region_ * uint64_t(regions_); i++) {
+      uint64_t s = reinterpret_cast<const Entry*>(base_ + i * stride_)->state.load(std::memory_order_relaxed);
+      n += (s & kCopy) && !(s & kFree);
+    }
+    return n;
+  }
+
   // CLOCK over `region` from `hand`: the first entry with neither pins nor the clock bit (clock
-  // bits passed over are cleared). Returns it free and owned by the caller, after `unlink(e)`
-  // repointed the index of a live victim at its NVM-tuple; nullptr when every entry is pinned.
+  // bits passed over are cleared), after the region's dead entries. Returns it free and owned by
+  // the caller, after `unlink(e)` repointed the index of a live victim at its NVM-tuple; nullptr
+  // when every entry is pinned.
+  // `borrow` (a Met-Cache that holds the whole table): before evicting a live entry, take a
+  // dead one of another region; a thread that runs ahead of the others (its misses and copies
+  // fill its own region while theirs fill with dead entries) then loses no cached tuple.
   template <class Unlink>
-  Entry* victim(int region, uint64_t& hand, Unlink&& unlink) {
+  Entry* victim(int region, uint64_t& hand, Unlink&& unlink, bool borrow = false) {
+    if (Entry* e = exhume(region)) return e;
+    for (int r = 0; borrow && r < regions_; r++)
+      if (r != region)
+        if (Entry* e = exhume(r)) return e;
     for (uint64_t step = 0; step < 2 * per_region_ + 1; step++) {
       Entry* e = at(region, hand);
       hand = hand + 1 == per_region_ ? 0 : hand + 1;
@@ -111,14 +154,44 @@ class MetCache {
   }
 
   std::atomic<uint64_t> evictions{0};
+  std::atomic<uint64_t> reclaimed_dead{0};  // dead entries reused through bury()
 
  private:
+  struct alignas(64) Dead {
+    std::mutex mu;
+    std::vector<Entry*> list;
+    std::atomic<size_t> n{0};
+  };
+  // A buried entry, claimed by the caller: pinned (1 | kClock) rather than kFree, as the
+  // region's owner takes a kFree entry without a CAS and the caller may be another thread
+  // (borrow); the caller's fill sets the state anyway, and a stale pin of the old tuple
+  // re-reads the index. An entry may be listed twice (CLOCK reused it, it died again) or be
+  // live again: only a dead, unpinned one is taken.
+  Entry* exhume(int region) {
+    Dead& d = dead_[size_t(region)];
+    if (!d.n.load(std::memory_order_acquire)) return nullptr;
+    std::lock_guard g(d.mu);
+    while (!d.list.empty()) {
+      Entry* e = d.list.back();
+      d.list.pop_back();
+      d.n.store(d.list.size(), std::memory_order_relaxed);
+      uint64_t s = e->state.load(std::memory_order_acquire);
+      if ((s & kCopy) && !(s & (kFree | kPinMask)) &&
+          e->state.compare_exchange_strong(s, 1 | kClock, std::memory_order_acq_rel)) {
+        reclaimed_dead.fetch_add(1, std::memory_order_relaxed);
+        return e;
+      }
+    }
+    return nullptr;
+  }
+
   uint64_t stride_, per_region_;
   int regions_;
   dev::DramBudget& dram_;
   std::string what_;
   uint64_t bytes_ = 0;
   char* base_ = nullptr;
+  std::unique_ptr<Dead[]> dead_;
 };
 
 // Met-Cache sizing (section 3.2): maximize the expected hits sum_i f_i * C_i / S_i under
@@ -131,6 +204,7 @@ struct CacheDemand {
   uint64_t entry_bytes = 0;   // DRAM per Met-Cache entry
   uint64_t min_entries = 0;   // C_min
   uint64_t max_entries = 0;   // enough to hold the whole table
+  uint64_t spread_entries = 0;  // more, if the budget still allows after every table is whole
 };
 
 // Entries per HTable; throws dev::BudgetError when M cannot hold the minimums.
@@ -151,12 +225,15 @@ inline std::vector<uint64_t> plan_cache(uint64_t M, const std::vector<CacheDeman
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return d[a].f * double(d[b].table_bytes) > d[b].f * double(d[a].table_bytes);
   });
-  for (size_t i : order) {
-    uint64_t room = d[i].max_entries > c[i] ? d[i].max_entries - c[i] : 0;
-    uint64_t extra = std::min(room, left / d[i].entry_bytes);
-    c[i] += extra;
-    left -= extra * d[i].entry_bytes;
-  }
+  // Second pass: room for what the first pass left (spread_entries), in the same order.
+  for (bool spread : {false, true})
+    for (size_t i : order) {
+      uint64_t cap = spread ? std::max(d[i].spread_entries, d[i].max_entries) : d[i].max_entries;
+      uint64_t room = cap > c[i] ? cap - c[i] : 0;
+      uint64_t extra = std::min(room, left / d[i].entry_bytes);
+      c[i] += extra;
+      left -= extra * d[i].entry_bytes;
+    }
   return c;
 }
 

@@ -89,6 +89,7 @@ class Zen {
     std::vector<Garbage> tombstones;  // held until recovery (see the header comment)
     uint64_t min_cts = 0, ro_since_fence = 0;
     uint64_t copies = 0, foreign_in_place = 0, reclaimed = 0, idle_fences = 0;
+    uint64_t copy_evictions = 0;  // live entries a copy evicted (a Met-Cache smaller than the table)
     std::chrono::steady_clock::time_point short_since{};  // reserve() first found no room
   };
 
@@ -167,7 +168,14 @@ class Zen {
     std::vector<CacheDemand> d;
     for (auto& t : tables_) {
       uint64_t min = min_entries * uint64_t(nthreads_);
-      d.push_back({1.0, t->info.capacity * t->len, Cache::entry_bytes(t->len), min, t->info.capacity + min});
+      // Enough to hold the whole table: plus a quarter with several regions, as each region
+      // holds what its own thread brought in and copied, which is never exactly 1/threads.
+      uint64_t whole = t->info.capacity + (nthreads_ > 1 ? t->info.capacity / 4 : 0) + min;
+      // And, where the budget has room once every table is whole, up to the whole table in
+      // each region: a thread fills only its own region, so one that runs while the others
+      // stall (descheduled on a busy host) would otherwise thrash half the table in DRAM.
+      uint64_t spread = (t->info.capacity + min_entries) * uint64_t(nthreads_);
+      d.push_back({1.0, t->info.capacity * t->len, Cache::entry_bytes(t->len), min, whole, spread});
     }
     std::vector<uint64_t> plan = plan_cache(env.dram.left(), d);
     for (size_t i = 0; i < tables_.size(); i++)
@@ -610,7 +618,13 @@ class Zen {
                              {"table_rows", t->info.capacity},
                              {"evictions", t->cache->evictions.load()}};
     uint64_t hits = 0, acc = 0, copies = 0, inplace = 0, reclaimed = 0, pending = 0, idle = 0;
+    uint64_t copy_evictions = 0, dead = 0, reused = 0;
+    for (auto& t : tables_) {
+      dead += t->cache->dead_entries();
+      reused += t->cache->reclaimed_dead.load();
+    }
     for (auto& th : threads_) {
+      copy_evictions += th.copy_evictions;
       hits += th.hits;
       acc += th.accesses;
       copies += th.copies;
@@ -628,6 +642,11 @@ class Zen {
             {"tuple_accesses", acc},
             {"cross_region_copies", copies},
             {"cross_region_in_place", inplace},
+            // Entries lost to copies: dead ones not yet reused (deletes' included), dead ones
+            // reused, and live entries a copy evicted.
+            {"met_cache_dead_entries", dead},
+            {"met_cache_dead_reused", reused},
+            {"copy_evictions", copy_evictions},
             {"nvm_tuples_reclaimed", reclaimed},
             {"garbage_pending", pending},
             {"idle_fences", idle},
@@ -656,7 +675,26 @@ class Zen {
     std::mutex inbox_mu;
     std::vector<Garbage> inbox;             // reclaimable slots of its regions, freed by others
     std::atomic<bool> has_inbox{false};
+    // A multi-version CC's history of the entries this thread evicted (largest wts, rts):
+    // what a refill of any of them may have lost (see fill()).
+    std::atomic<uint64_t> evicted_wts{0}, evicted_rts{0};
   };
+
+  static constexpr bool kKeepsHistory = requires(const Meta& m) { m.history(); };
+
+  // An entry leaves the Met-Cache: the index points at its NVM-tuple again. A multi-version
+  // CC's history bound is published first (release), so a refill that finds the NVM-tuple in
+  // the index (acquire) sees it.
+  void unlink(Thread& th, Table& t, Entry* e) {
+    if constexpr (kKeepsHistory) {
+      auto h = e->meta.history();
+      Shared& sh = shared_[th.tid];
+      if (h.wts > sh.evicted_wts.load(std::memory_order_relaxed)) sh.evicted_wts.store(h.wts, std::memory_order_release);
+      if (h.rts > sh.evicted_rts.load(std::memory_order_relaxed)) sh.evicted_rts.store(h.rts, std::memory_order_release);
+    }
+    if (!t.index->update(e->key, reinterpret_cast<uint64_t>(e), nvm_value(e->nvm)))
+      throw std::logic_error("zen: evicted Met-Cache entry was not indexed");
+  }
 
 
   bool pinned(Thread& th, Entry* e, RowRef& ref) {
@@ -675,9 +713,17 @@ class Zen {
     e->table = table;
     e->cts = n->cts();
     new (&e->meta) Meta();
-    // A multi-version CC keeps history in its Meta; one refilled after a write lost it.
-    if constexpr (requires(Meta& m) { m.refilled(); })
-      if (n->cts() != kLoadCts) e->meta.refilled();
+    // A multi-version CC keeps history in its Meta, lost with the evicted entry: it gets the
+    // largest timestamps any evicted entry held, a bound of this tuple's own (the CC's
+    // timestamps are not the Tx-CTS, so the NVM-tuple cannot tell them).
+    if constexpr (kKeepsHistory) {
+      decltype(e->meta.history()) bound{};
+      for (int i = 0; i < nthreads_; i++) {
+        bound.wts = std::max(bound.wts, shared_[i].evicted_wts.load(std::memory_order_acquire));
+        bound.rts = std::max(bound.rts, shared_[i].evicted_rts.load(std::memory_order_acquire));
+      }
+      e->meta.refilled(bound, n->cts() != kLoadCts);
+    }
     e->state.store(1 | kClock, std::memory_order_release);  // pinned by us, not yet indexed
   }
 
@@ -700,11 +746,8 @@ class Zen {
   // any region: the others are idle). nullptr: the region is exhausted.
   Entry* victim(Thread& th, uint32_t table) {
     Table& t = *tables_[table];
-    auto unlink = [&](Entry* e) {
-      if (!t.index->update(e->key, reinterpret_cast<uint64_t>(e), nvm_value(e->nvm)))
-        throw std::logic_error("zen: evicted Met-Cache entry was not indexed");
-    };
-    if (Entry* e = t.cache->victim(th.tid, th.hand[table], unlink)) return e;
+    auto unlink = [&](Entry* e) { this->unlink(th, t, e); };
+    if (Entry* e = t.cache->victim(th.tid, th.hand[table], unlink, holds_table(t))) return e;
     if (!th.exclusive) {
       request_exclusive();
       if (gex_.load() != th.tid) return nullptr;  // another transaction is the long one
@@ -743,16 +786,23 @@ class Zen {
     c->state.store(1 | kClock, std::memory_order_release);  // our pin moves with the access
     if (!t.index->update(a.key, reinterpret_cast<uint64_t>(e), reinterpret_cast<uint64_t>(c)))
       throw std::logic_error("zen: copied Met-Cache entry was not indexed");
-    Cache::unpin(e);  // dead now: its owner's CLOCK reclaims it first
+    Cache::unpin(e);  // dead now: its owner reuses it before evicting anything
+    t.cache->bury(e);
     std::replace(th.pinned.begin(), th.pinned.end(), e, c);
     a.row = RowRef{c->data(), &c->meta, c};
     th.copies++;
     return true;
   }
+  // A Met-Cache that holds the whole table never evicts a live entry for a copy (the tuple
+  // stays cached, installed in place, when the region has no spare entry); a smaller one
+  // evicts by CLOCK, as for a miss: the written tuple is the more recently used one.
+  bool holds_table(const Table& t) const { return t.cache->per_region() * uint64_t(nthreads_) >= t.info.capacity; }
   Entry* victim_for_copy(Thread& th, Table& t, uint32_t table) {
+    if (holds_table(t))
+      return t.cache->spare(th.tid, th.hand[table]);
     auto unlink = [&](Entry* v) {
-      if (!t.index->update(v->key, reinterpret_cast<uint64_t>(v), nvm_value(v->nvm)))
-        throw std::logic_error("zen: evicted Met-Cache entry was not indexed");
+      th.copy_evictions++;
+      this->unlink(th, t, v);
     };
     return t.cache->victim(th.tid, th.hand[table], unlink);
   }

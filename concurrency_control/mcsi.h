@@ -167,7 +167,10 @@ struct Mcsi : si::SiBase<Mcsi, McsiTxn> {
     t.ts = st->clock[tid].v.load(std::memory_order_relaxed);
     st->clock[tid].v.store(t.ts + 1, std::memory_order_relaxed);
     t.txid = (uint64_t(tid) << kTsBits) | t.ts;
+    si::Timed status(&si::Breakdown::status);
     set_status(t.txid, si::kRunning);
+    status.stop();
+    si::Timed snapshot(&si::Breakdown::snapshot);
     st->published[tid].v.store(kAcquiring);  // seq_cst: see horizon()
     if (!st->gen_lock.test_and_set(std::memory_order_acquire)) {
       generate(t);

@@ -143,6 +143,7 @@ struct Pgsi : si::SiBase<Pgsi, PgsiTxn> {
 
   void start_txn(Txn& t, int tid) {
     if (tid >= st->threads) throw std::logic_error("pgsi: worker id beyond the threads attached");
+    si::Timed snapshot(&si::Breakdown::snapshot);
     lock();
     t.txid = st->next_xid++;
     t.xmax = st->next_xid;
@@ -163,6 +164,8 @@ struct Pgsi : si::SiBase<Pgsi, PgsiTxn> {
       st->horizon.store(h, std::memory_order_release);
     }
     unlock();
+    snapshot.stop();
+    si::Timed status(&si::Breakdown::status);
     // The slot may hold a status from xid - ring size: clear it, durably. Fenced at once, not
     // left to the fence before this transaction's first version: the word is shared, and a
     // flushed line (as it was when flushed) landing at a later fence would roll back another

@@ -9,6 +9,9 @@
 //   void set_final(Txn&, uint64_t status)          durable commit / abort point
 //   void complete(Txn&)                             publish completion (wrote or read only)
 #pragma once
+#include <x86intrin.h>
+
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -26,12 +29,50 @@ using nvmvcc::RecordHead;
 using nvmvcc::SiCtx;
 using nvmvcc::Version;
 
+// papers/mcsi.txt Figure 11: where a transaction's time goes. TSC cycles per worker thread,
+// taken only with --time-breakdown (one predictable branch per timed section otherwise).
+// "Other" (index lookups, the workload, retries' backoff) is the driver's rest of the time.
+struct Breakdown {
+  uint64_t snapshot = 0;  // snapshot generation: MCSI's vector clock / buffer, PGSI's ProcArray
+  uint64_t status = 0;    // transaction status storage: MCSI's status arrays, PGSI's clog
+  uint64_t access = 0;    // record access: version chains, new versions, payloads made durable
+};
+inline bool g_breakdown_on = false;
+inline thread_local Breakdown t_breakdown;
+
+// Adds the section's cycles to one component; inside a record access, status lookups count as
+// status only (the access subtracts what status gained meanwhile).
+class Timed {
+ public:
+  explicit Timed(uint64_t Breakdown::*part) {
+    if (!g_breakdown_on) [[likely]] return;
+    part_ = part;
+    status0_ = t_breakdown.status;
+    t0_ = __rdtsc();
+  }
+  ~Timed() { stop(); }
+  void stop() {  // the section ends before the scope does
+    if (!part_) [[likely]] return;
+    uint64_t d = __rdtsc() - t0_;
+    if (part_ == &Breakdown::access) d -= std::min(d, t_breakdown.status - status0_);
+    t_breakdown.*part_ += d;
+    part_ = nullptr;
+  }
+  Timed(const Timed&) = delete;
+  Timed& operator=(const Timed&) = delete;
+
+ private:
+  uint64_t Breakdown::*part_ = nullptr;
+  uint64_t status0_ = 0, t0_ = 0;
+};
+
 struct TxnBase {
   AbortCause cause = AbortCause::None;
   bool started = false;
   int tid = 0;
   uint64_t txid = 0;
   std::vector<Version*> mine;  // versions this transaction put at the head of chains
+  uint64_t persist_t0 = 0;     // --time-breakdown: the engine's commit work began (validate)
 };
 
 template <class Derived, class Txn>
@@ -39,6 +80,10 @@ struct SiBase {
   // Tuples carry no CC metadata of their own: versions carry their creator's txid.
   struct Meta {};
   static constexpr bool kNvMvcc = true;  // runs only on storage/engines/nvmvcc
+
+  // --time-breakdown (the driver reads this worker's cycles at the measured phase's bounds).
+  static void enable_breakdown(bool on) { g_breakdown_on = on; }
+  static Breakdown breakdown_now() { return t_breakdown; }
 
   static SiCtx& ctx(Access& a) { return *static_cast<SiCtx*>(a.row.meta); }
   static RecordHead* head(Access& a) { return static_cast<RecordHead*>(a.row.handle); }
@@ -52,7 +97,11 @@ struct SiBase {
     uint64_t id = v->txid.load(std::memory_order_acquire);
     if (id == kFrozenTxid) return kCommitted;
     if (uint32_t s = v->inl.load(std::memory_order_acquire)) return s;
-    uint64_t s = Derived::stored_status(id);
+    uint64_t s;
+    {
+      Timed tm(&Breakdown::status);
+      s = Derived::stored_status(id);
+    }
     if (uint32_t s2 = v->inl.load(std::memory_order_acquire)) return s2;
     return s;
   }
@@ -80,6 +129,7 @@ struct SiBase {
   // the record is not in this snapshot (inserted after it, or deleted), a missing key (User).
   const char* read(Txn& t, Access& a) {
     ensure(t, a);
+    Timed tm(&Breakdown::access);
     SiCtx& c = ctx(a);
     RecordHead* h = head(a);
     dev::read(h, sizeof *h);
@@ -107,6 +157,7 @@ struct SiBase {
   // of a key another transaction inserts or deletes concurrently is a write-write conflict.
   bool write(Txn& t, Access& a) {
     ensure(t, a);
+    Timed tm(&Breakdown::access);
     SiCtx& c = ctx(a);
     RecordHead* h = head(a);
     dev::read(h, sizeof *h);
@@ -153,15 +204,28 @@ struct SiBase {
   }
   bool upgrade(Txn& t, Access& a) { return write(t, a); }
 
-  bool validate(Txn&, Access*, size_t) { return true; }  // conflicts were settled at write
+  // Conflicts were settled at write. With --time-breakdown, the engine's commit work from here
+  // to finish() (the new versions' payloads made durable) counts as record access.
+  bool validate(Txn& t, Access*, size_t) {
+    if (g_breakdown_on) [[unlikely]] t.persist_t0 = __rdtsc();
+    return true;
+  }
 
-  void finish(Txn& t, Access*, size_t) { end(t, kCommitted); }
+  void finish(Txn& t, Access*, size_t) {
+    if (g_breakdown_on && t.persist_t0) [[unlikely]] {
+      t_breakdown.access += __rdtsc() - t.persist_t0;
+      t.persist_t0 = 0;
+    }
+    end(t, kCommitted);
+  }
   void abort(Txn& t, Access*, size_t) { end(t, kAborted); }
 
  private:
   void end(Txn& t, uint64_t st) {
     if (!t.started) return;
+    t.persist_t0 = 0;
     if (!t.mine.empty()) {
+      Timed tm(&Breakdown::status);  // the final status, then inlined durably
       self().set_final(t, st);
       dev::crash_point("nvmvcc.commit_status");
       // Inline the final status (4.4), durably before completion: once completed, a version
@@ -174,6 +238,7 @@ struct SiBase {
       }
       dev::fence();
     }
+    Timed tm(&Breakdown::snapshot);  // completion feeds later snapshots
     self().complete(t);
     t.started = false;
     t.mine.clear();

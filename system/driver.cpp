@@ -1,5 +1,10 @@
 #include "system/driver.h"
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
 #include <iostream>
 
 namespace nvt {
@@ -19,6 +24,50 @@ dev::CostProfile make_profile(const Options& o) {
   if (overridden && p.write_gbps_thread == 0) p.write_gbps_total = p.write_gbps_thread = p.write_gbps_floor = 1e6;
   p.domain = o.persist_domain == "eadr" ? dev::PersistDomain::EADR : dev::PersistDomain::ADR;
   return p;
+}
+
+namespace {
+volatile sig_atomic_t g_signal = 0;
+std::atomic<bool> g_interruptible{false};
+static_assert(std::atomic<bool>::is_always_lock_free);  // read in a signal handler
+
+void say(const char* s) {  // async-signal-safe
+  ssize_t r = write(2, s, strlen(s));
+  (void)r;
+}
+
+void on_signal(int sig) {
+  const char* name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+  if (g_signal == 0 && g_interruptible.load(std::memory_order_relaxed)) {
+    g_signal = sig;
+    say("\nrundb: ");
+    say(name);
+    say(": ending the run at the next transaction boundary and printing the results so far "
+        "(send it again to exit at once)\n");
+    return;
+  }
+  say("\nrundb: ");
+  say(name);
+  say(g_signal ? " again: exiting at once\n"
+               : " during setup, load or recovery: exiting at once (the image is left as after "
+                 "a crash: run again, or --recover it)\n");
+  _exit(128 + sig);
+}
+}  // namespace
+
+void install_interrupt_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+int interrupt_signal() { return g_signal; }
+
+void set_interruptible(bool workers_running) {
+  g_interruptible.store(workers_running, std::memory_order_relaxed);
 }
 
 void print_summary(const nlohmann::json& out) {
@@ -50,6 +99,8 @@ void print_summary(const nlohmann::json& out) {
     return;
   }
   const auto& r = out["results"];
+  if (out.value("interrupted", false))
+    std::cerr << "  INTERRUPTED: the results below cover the run until the signal\n";
   char buf[512];
   snprintf(buf, sizeof buf,
            "  %.0f txn/s committed (%lu committed, %lu aborted, abort rate %.3f) over %.2f s\n"

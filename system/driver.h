@@ -43,6 +43,16 @@ dev::CostProfile make_profile(const Options& o);
 // The summary printed to stderr.
 void print_summary(const nlohmann::json& out);
 
+// Ctrl-C and SIGTERM (rundb installs the handlers; without them nothing here changes). While
+// the workers run (warm-up and measured phase, through to the printed results) the first
+// signal only sets a flag: the driver ends the phase, workers stop at their next transaction
+// boundary and the results so far are printed marked "interrupted" (exit 128 + signal). At any
+// other time (setup, load, recovery), and on a second signal, the process exits at once with
+// 128 + signal, as after a crash: what was acknowledged is durable, the image recovers.
+void install_interrupt_handlers();
+int interrupt_signal();  // 0, or the signal that asked the run to stop
+void set_interruptible(bool workers_running);
+
 // DRAM beside the P share for a benchmark of small tuples (SmallBank, TPC-C): there the indexes
 // and per-slot structures outweigh the tuples, so P divides the tuple bytes alone (what an
 // engine may keep in DRAM or NVM) and these come on top. YCSB D/E: what their insert room adds
@@ -181,6 +191,10 @@ nlohmann::json run_pair(const RunContext& ctx) {
   std::vector<clk::time_point> end_at(size_t(o.threads));
   std::vector<uint64_t> rolled_back(size_t(o.threads));  // TPC-C's specified rollbacks, measured
   const double tsc_ghz = nvm.host().tsc_ghz;
+  // --time-breakdown: per worker, TSC cycles in the measured phase and of its timed parts.
+  constexpr bool kBreakdown = requires { CC::breakdown_now(); };
+  std::vector<std::array<uint64_t, 4>> cycles(size_t(o.threads));  // total, snapshot, status, access
+  if constexpr (kBreakdown) CC::enable_breakdown(o.time_breakdown);
   CC::start(o.threads);
   eng.start();
   std::vector<std::thread> workers;
@@ -205,6 +219,10 @@ nlohmann::json run_pair(const RunContext& ctx) {
           if (p >= kMeasure && seen == kWarmup) {
             st.dev_start = dev::my_counters();
             hits0 = Engine::hit_counts(eth);
+            if constexpr (kBreakdown) {
+              auto b = CC::breakdown_now();
+              cycles[size_t(t)] = {__rdtsc(), b.snapshot, b.status, b.access};
+            }
           }
           seen = p;
         }
@@ -252,6 +270,12 @@ nlohmann::json run_pair(const RunContext& ctx) {
         }
       }
       dev::pay_debt();
+      if constexpr (kBreakdown)
+        if (seen != kWarmup) {  // the measured phase began here: its end is now
+          auto b = CC::breakdown_now();
+          auto& c = cycles[size_t(t)];
+          c = {__rdtsc() - c[0], b.snapshot - c[1], b.status - c[2], b.access - c[3]};
+        }
       st.dev_end = dev::my_counters();
       auto hits1 = Engine::hit_counts(eth);
       st.engine_hits = hits1.first - hits0.first;
@@ -269,9 +293,11 @@ nlohmann::json run_pair(const RunContext& ctx) {
     } });
 
   // Sleeps that end early when a failing worker has already stopped the run.
+  set_interruptible(true);  // from now on a first Ctrl-C ends the run with its results
+  auto stopping = [&] { return phase.load() == kDone || interrupt_signal() != 0; };
   auto run_for = [&](double s) {
     auto until = clk::now() + std::chrono::duration<double>(s);
-    while (clk::now() < until && phase.load() != kDone)
+    while (clk::now() < until && !stopping())
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
   };
   run_for(o.warmup_s);
@@ -287,13 +313,13 @@ nlohmann::json run_pair(const RunContext& ctx) {
     return c;
   };
   if (o.txns) {
-    while (finished.load() < o.threads && phase.load() != kDone) {
+    while (finished.load() < o.threads && !stopping()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(o.timeline_ms ? o.timeline_ms : 5));
       if (o.timeline_ms) timeline.push_back(committed_now());
     }
   } else if (o.timeline_ms) {
     auto until = m0 + std::chrono::duration<double>(o.duration_s);
-    while (clk::now() < until && phase.load() != kDone) {
+    while (clk::now() < until && !stopping()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(o.timeline_ms));
       timeline.push_back(committed_now());
     }
@@ -309,7 +335,7 @@ nlohmann::json run_pair(const RunContext& ctx) {
     CC::stop();
     throw std::runtime_error(error);
   }
-  if (o.txns) {
+  if (o.txns) {  // (stopped early: the workers ended at the stop, so this is still honest)
     m1 = m0;
     for (auto& e : end_at) m1 = std::max(m1, e);
   }
@@ -373,6 +399,17 @@ nlohmann::json run_pair(const RunContext& ctx) {
         {"nvm_persistent", nvm.used(dev::RegionKind::Persistent)},
         {"nvm_volatile", nvm.used(dev::RegionKind::Volatile)}}},
       {"engine", eng.stats()}};
+  if constexpr (kBreakdown) {
+    if (o.time_breakdown) {  // worker thread-seconds in the measured phase, summed over workers
+      std::array<double, 4> sum{};
+      for (auto& c : cycles)
+        for (size_t i = 0; i < 4; i++) sum[i] += double(c[i]) / (tsc_ghz * 1e9);
+      res["time_breakdown_s"] = {{"snapshot_generation", sum[1]},
+                                 {"status_storage", sum[2]},
+                                 {"record_access", sum[3]},
+                                 {"other", std::max(0.0, sum[0] - sum[1] - sum[2] - sum[3])}};
+    }
+  }
   if constexpr (requires { Bench::kind_names(); }) {
     auto names = Bench::kind_names();
     nlohmann::json by;
@@ -388,6 +425,8 @@ nlohmann::json run_pair(const RunContext& ctx) {
     res["throughput_tpm"] = secs > 0 ? double(committed) * 60.0 / secs : 0.0;
   }
   out["results"] = res;
+  // Stopped by a signal: measured_s is the time until the stop, the counts what ran until then.
+  out["interrupted"] = interrupt_signal() != 0;
   // The benchmark's own counts and its consistency check of the database after the run.
   if constexpr (requires { bench.report(); }) out["workload"] = bench.report();
   if constexpr (requires { bench.check(eng); }) out[Bench::kCheckName] = bench.check(eng);

@@ -116,6 +116,7 @@ nlohmann::json Options::to_json() const {
       {"threads", threads},       {"warmup_s", warmup_s},
       {"duration_s", duration_s}, {"txns_per_thread", txns},
       {"seed", seed},             {"timeline_ms", timeline_ms},
+      {"time_breakdown", time_breakdown},
       {"nvm_path", nvm_path},     {"nvm_size", nvm_size},
       {"dram_size", dram_size},   {"p_ratio", p_ratio},
       {"profile", profile},       {"persist_domain", persist_domain},
@@ -166,6 +167,7 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   app.add_option("--txns", o.txns, "measure this many committed transactions per thread instead of --duration")->check(CLI::Range(uint64_t(0), uint64_t(1) << 40));
   app.add_option("--seed", o.seed, "random seed")->check(non_negative)->capture_default_str();
   app.add_option("--timeline-ms", o.timeline_ms, "report throughput per interval of this many ms (0 = off)")->check(CLI::Range(0, 60000));
+  app.add_flag("--time-breakdown", o.time_breakdown, "mcsi, pgsi: report where the workers' time goes (snapshot generation, status storage, record access, other), timed with the TSC");
   app.add_option("--out", o.out, "also write the JSON result to this file");
 
   app.add_option("--nvm-path", o.nvm_path, "NVM image file (DAX file system = real PMem; default /dev/shm/nvtestbed-ENGINE-CC.img)");
@@ -242,6 +244,8 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
       throw CLI::ValidationError("--crash-at/--evict-prob", "need --power-fail");
     if (!o.out.empty() && !std::ofstream(o.out, std::ios::app))
       throw CLI::ValidationError("--out", "cannot write " + o.out);
+    if (o.time_breakdown && cc != "mcsi" && cc != "pgsi")
+      throw CLI::ValidationError("--time-breakdown", "is timed in mcsi and pgsi only, not " + cc);
     if (!o.verify_ack.empty() && !o.recover)
       throw CLI::ValidationError("--verify-ack", "needs --recover");
     if (o.workload == "tpcc" && (!o.ack_file.empty() || !o.verify_ack.empty()))

@@ -17,6 +17,7 @@ struct Options {
   uint64_t txns = 0;           // per thread; 0 = measure by --duration
   uint64_t seed = 1;
   int timeline_ms = 0;         // 0 = no timeline
+  bool time_breakdown = false; // MCSI/PGSI: results.time_breakdown_s (TSC-timed sections)
   std::string out;
   // Device
   std::string nvm_path;        // default /dev/shm/nvtestbed-<engine>-<cc>.img

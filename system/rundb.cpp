@@ -34,9 +34,13 @@ nlohmann::json run_workload(const nvt::RunContext& ctx) {
 int main(int argc, char** argv) {
   using namespace nvt;
   Options o = parse_options(argc, argv, pair::kEngine, pair::kCC);
+  install_interrupt_handlers();
+  int rc = 0;
   try {
     RunContext ctx{o, pair::kEngine, pair::kCC};
     nlohmann::json out = run_workload<pair::Engine, pair::CC>(ctx);
+    // A signal after the measured phase ended (during the checks) still marks the run.
+    if (interrupt_signal() && out.contains("results") && !out.contains("recovery")) out["interrupted"] = true;
     print_summary(out);
     std::string text = out.dump(2);
     std::cout << text << std::endl;
@@ -48,10 +52,14 @@ int main(int argc, char** argv) {
       }
     }
     for (const char* k : {"verification", "invariants", "conservation", "consistency"})
-      if (out.contains(k) && out[k]["violations"].get<uint64_t>() > 0) return 3;
+      if (out.contains(k) && out[k]["violations"].get<uint64_t>() > 0) rc = 3;
   } catch (const std::exception& e) {
     std::cerr << "rundb: error: " << e.what() << "\n";
-    return 1;
+    rc = 1;
   }
-  return 0;
+  set_interruptible(false);  // a signal from here on exits at once
+  // Stopped by SIGINT (130) or SIGTERM (143), as the shell reports a process the signal killed,
+  // after the results were printed; a violation or error found on the way out still wins.
+  if (rc == 0 && interrupt_signal()) rc = 128 + interrupt_signal();
+  return rc;
 }

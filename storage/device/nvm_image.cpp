@@ -1,6 +1,8 @@
 #include "storage/device/nvm_image.h"
 
+#include <fcntl.h>
 #include <libpmem.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -82,8 +84,47 @@ std::string format_size(uint64_t b) {
   return buf;
 }
 
+ImageLock::ImageLock(const std::string& image_path) : path_(image_path + ".lock") {
+  for (;;) {
+    fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd_ < 0)
+      throw DeviceError("cannot open the lock file " + path_ + " of NVM image " + image_path + ": " +
+                        strerror(errno));
+    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      int err = errno;
+      char buf[32] = {};
+      ssize_t n = pread(fd_, buf, sizeof buf - 1, 0);
+      close(fd_);
+      fd_ = -1;
+      if (err != EWOULDBLOCK)
+        throw DeviceError("cannot lock " + path_ + ": " + strerror(err));
+      std::string pid = n > 0 ? std::string(buf, strcspn(buf, "\n")) : "";
+      throw DeviceError("NVM image " + image_path + " is in use by another process (pid " +
+                        (pid.empty() ? "unknown" : pid) + ", holding " + path_ +
+                        "); left untouched: wait for that process to end or pass another --nvm-path");
+    }
+    // A holder that was closing may have unlinked the file between our open and flock: then
+    // the lock we hold is on a dead inode, and a newcomer could lock a fresh file. Retry.
+    struct stat held {}, now {};
+    if (fstat(fd_, &held) == 0 && stat(path_.c_str(), &now) == 0 && held.st_ino == now.st_ino &&
+        held.st_dev == now.st_dev)
+      break;
+    close(fd_);
+  }
+  std::string pid = std::to_string(getpid()) + "\n";  // for the message a second process gives
+  if (ftruncate(fd_, 0) != 0 || pwrite(fd_, pid.data(), pid.size(), 0) != ssize_t(pid.size())) {
+    // The lock holds without the pid; only the refusal message loses it.
+  }
+}
+
+ImageLock::~ImageLock() {
+  if (fd_ < 0) return;
+  unlink(path_.c_str());  // while still locked: a waiter that opened it retries (see above)
+  close(fd_);
+}
+
 NvmImage::NvmImage(const DeviceOptions& o)
-    : path_(o.path), profile_(o.profile), writers_(o.writer_threads) {
+    : path_(o.path), lock_(o.path), profile_(o.profile), writers_(o.writer_threads) {
   if (o.numa_nodes < 1) throw DeviceError("numa nodes must be >= 1");
   if (o.layout.size() >= sizeof(ImageHeader::layout))
     throw DeviceError("layout description too long");

@@ -39,6 +39,23 @@ struct DeviceOptions {
   CrashSpec crash;
 };
 
+// An exclusive advisory lock (flock) on `<image>.lock`, held while an image is open: a second
+// process on the same --nvm-path would otherwise replace (rename over) or rewrite the image
+// under the first. A sidecar file because a new image is built beside the old one and renamed
+// over it, so the image's own inode changes; the kernel drops the lock with a killed process,
+// so a stale lock file never blocks. Throws DeviceError naming the path and the holder's pid.
+class ImageLock {
+ public:
+  explicit ImageLock(const std::string& image_path);
+  ~ImageLock();
+  ImageLock(const ImageLock&) = delete;
+  ImageLock& operator=(const ImageLock&) = delete;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
 // What calibration found about the host, reported in the output.
 struct HostCosts {
   double tsc_ghz = 0;
@@ -81,6 +98,7 @@ class NvmImage {
   void apply_profile();
 
   std::string path_;
+  ImageLock lock_;        // taken before anything touches the image; released last
   std::string creating_;  // the file being built until publish()
   char* base_ = nullptr;
   uint64_t size_ = 0;

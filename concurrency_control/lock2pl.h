@@ -29,7 +29,7 @@ struct Meta {
 // Per-transaction state the other transactions may look at (DRAM, one cache line per slot).
 struct alignas(64) SlotState {
   std::atomic<uint64_t> ts{0};        // WAIT_DIE: the transaction's timestamp
-  std::atomic<uint64_t> waits_for{0}; // DL_DETECT: holder bits of the lock it waits for
+  std::atomic<uint64_t> waits_for{0}; // holder bits of the lock it waits for (0: not waiting)
 };
 
 // The registry of one method (Tag keeps WAIT_DIE's and DL_DETECT's apart in one test binary).

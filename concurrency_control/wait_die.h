@@ -45,16 +45,24 @@ struct WaitDie : lock2pl::Waiting<WaitDie> {
   friend lock2pl::Waiting<WaitDie>;
   // Wait while every holder is younger; die as soon as one is older. Holders are re-read at
   // each step, so a waiter never keeps waiting behind an older transaction that took the lock
-  // after it started waiting.
+  // after it started waiting. A waiter publishes whom it waits for in its slot's waits_for (as
+  // DL_DETECT does, though nothing here searches it), so an observer can tell a wait from a
+  // lock that was free; only a transaction that waited pays the two stores.
   static bool lock(Txn& t, Access& a, uint8_t mode, AbortCause on_die) {
-    return lock2pl::acquire(a, t.slot.bit(), mode, [&](uint64_t holders) {
+    std::atomic<uint64_t>& waits_for = t.slot.state().waits_for;
+    bool waited = false;
+    bool ok = lock2pl::acquire(a, t.slot.bit(), mode, [&](uint64_t holders) {
       for (uint64_t h = holders; h; h &= h - 1)
         if (Registry::slot[__builtin_ctzll(h)].ts.load(std::memory_order_acquire) < t.ts) {
           t.cause = on_die;
           return false;
         }
+      if (!waited) waits_for.store(holders, std::memory_order_release);
+      waited = true;
       return true;
     });
+    if (waited) waits_for.store(0, std::memory_order_release);
+    return ok;
   }
 };
 

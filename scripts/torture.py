@@ -6,7 +6,9 @@ A round runs rundb in power-failure mode with acknowledgement files and a random
 a random share of dirty lines evicted early), sometimes crashes the recovery itself too, then
 recovers for real and checks: every acknowledged transaction present, none partly visible, no
 torn tuple (per-image checksums), the engine's own invariants. Prints a summary and exits 1 on
-any violation (2 on a round that failed to run).
+any violation, 2 on a round that failed to run, 4 when the rounds tested too little (fewer than
+--min-crashed-share of them crashed after the load, or fewer than --min-acked acknowledged
+transactions were checked).
 
     python3 scripts/torture.py --engine mmdb --cc no_wait --rounds 1000
     python3 scripts/torture.py --engine mmdb --cc silo --rounds 20 --fault drop-flush
@@ -14,6 +16,7 @@ any violation (2 on a round that failed to run).
 import argparse
 import collections
 import json
+import math
 import os
 import random
 import shutil
@@ -112,15 +115,15 @@ def one_round(binary, engine, rnd, rng, args, workdir):
     rc3, out, err3 = run([binary] + common + ["--recover"] + verify)
     if rc3 == 1 and "no complete" in err3 and not acked_anything(workdir):
         # Power failed while loading, before the database was ever durable: nothing to recover.
-        return {"label": label + " (during load)", "crashed": crashed,
+        return {"label": label + " (during load)", "crashed": False, "during_load": crashed,
                 "recovery_crash": recovery_crash, "violations": 0, "examples": [], "acked": 0}
     if rc3 not in (0, 3):
         return {"error": f"recovery exited {rc3}: {err3.strip()[-400:]}", "label": label}
     j = json.loads(out)
     v = j.get("verification", {"violations": 0, "examples": [], "acked_txns": 0})
     inv = j["invariants"]
-    return {"label": label, "crashed": crashed, "recovery_crash": recovery_crash,
-            "violations": v["violations"] + inv["violations"],
+    return {"label": label, "crashed": crashed, "during_load": False,
+            "recovery_crash": recovery_crash, "violations": v["violations"] + inv["violations"],
             "examples": v["examples"][:3] + inv["examples"][:3], "acked": v["acked_txns"]}
 
 
@@ -136,6 +139,12 @@ def main():
     ap.add_argument("--fault", default="none",
                     choices=["none", "drop-flush", "drop-fence", "reorder-lp"])
     ap.add_argument("--recovery-crash-share", type=float, default=0.2)
+    # Floors on what the rounds tested: a run whose rounds never reached their crash point (or
+    # all crashed while loading) checked no acknowledged transaction against a crash and must
+    # not pass. --min-crashed-share of the rounds must crash after the load, and at least
+    # --min-acked acknowledged transactions be checked in all (0 and 0 turn the floors off).
+    ap.add_argument("--min-crashed-share", type=float, default=0.34)
+    ap.add_argument("--min-acked", type=int, default=1)
     ap.add_argument("--stop-on-violation", action="store_true",
                     help="stop at the first round with a violation (to count rounds to catch a fault)")
     args = ap.parse_args()
@@ -157,6 +166,8 @@ def main():
                 continue
             totals["rounds"] += 1
             totals["crashed"] += r["crashed"]
+            totals["during_load"] += r["during_load"]
+            totals["checked_rounds"] += r["acked"] > 0
             totals["recovery_crashes"] += r["recovery_crash"]
             totals["acked"] += r["acked"]
             if r["violations"]:
@@ -172,15 +183,30 @@ def main():
         shutil.rmtree(workdir, ignore_errors=True)
     summary = {"engine": args.engine, "cc": args.cc, "fault": args.fault,
                "rounds": totals["rounds"], "errors": totals["errors"],
-               "crashed_rounds": totals["crashed"], "recovery_crashes": totals["recovery_crashes"],
+               "crashed_rounds": totals["crashed"], "crashed_during_load": totals["during_load"],
+               "recovery_crashes": totals["recovery_crashes"],
+               "rounds_with_acks_checked": totals["checked_rounds"],
                "acked_txns_checked": totals["acked"], "distinct_crash_points": len(points),
                "crash_points": dict(sorted(points.items())),
                "violating_rounds": totals["violating_rounds"], "violations": totals["violations"],
                "first_violation_round": first_violation}
+    # The floors do not apply to a run stopped at its first violation (it found what it sought).
+    min_crashed = math.ceil(args.min_crashed_share * args.rounds)
+    floors_met = args.stop_on_violation and totals["violations"] or (
+        totals["crashed"] >= min_crashed and totals["acked"] >= args.min_acked)
+    summary["floors"] = {"min_crashed_rounds": min_crashed, "min_acked_txns": args.min_acked,
+                         "met": bool(floors_met)}
     print(json.dumps(summary, indent=2))
     if totals["errors"]:
         sys.exit(2)
-    sys.exit(1 if totals["violations"] else 0)
+    if totals["violations"]:
+        sys.exit(1)
+    if not floors_met:
+        print(f"torture tested too little: {totals['crashed']} rounds crashed after the load "
+              f"(floor {min_crashed}), {totals['acked']} acknowledged transactions checked "
+              f"(floor {args.min_acked})", file=sys.stderr)
+        sys.exit(4)
+    sys.exit(0)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,17 @@
 # Each pair runs a tiny YCSB and prints one JSON object with the contract's fields.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+# A fixed count of committed transactions per thread (--txns), so the reported figures can be
+# checked against counts the output did not produce: the request, and the process's wall time.
+TXNS=1500
 for cc in "${ALL_PAIRS[@]}"; do
   bin="$(rundb_of "$cc")"
   out="$TMP/$cc.json"
-  "$bin" --rows 20000 --warmup 0.2 --duration 0.5 --nvm-path "$TMP/$cc.img" \
+  t0=$(date +%s.%N)
+  "$bin" --rows 20000 --warmup 0.2 --txns $TXNS --nvm-path "$TMP/$cc.img" \
       --out "$TMP/$cc.out.json" >"$out" 2>"$TMP/$cc.err" ||
     { cat "$TMP/$cc.err" >&2; fail "$cc tiny run exited non-zero"; }
+  wall=$(python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$t0" "$(date +%s.%N)")
   python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$out" ||
     fail "$cc stdout is not one JSON object: $(head -c 300 "$out")"
   check "$out" "d['config']['engine'] == '${cc%%-*}' and d['config']['cc'] == '${cc#*-}'" "$cc config names its pair"
@@ -15,8 +20,10 @@ for cc in "${ALL_PAIRS[@]}"; do
   check "$out" "isinstance(d['host']['nvm']['real'], bool)" "$cc host.nvm.real present"
   check "$out" "d['host']['nvm']['real'] is False" "$cc on /dev/shm is emulated NVM"
   r="d['results']"
-  check "$out" "$r['committed'] > 0" "$cc committed > 0"
-  check "$out" "$r['throughput_tps'] > 0" "$cc throughput_tps > 0"
+  check "$out" "$r['committed'] == $TXNS * d['config']['threads']" "$cc committed = --txns x threads"
+  # The measured phase lies inside the process's life: throughput is at least committed / wall.
+  check "$out" "0 < $r['measured_s'] < $wall" "$cc measured_s within the run's wall time ($wall s)"
+  check "$out" "$r['throughput_tps'] >= $TXNS * d['config']['threads'] / $wall" "$cc throughput_tps >= committed / wall time"
   check "$out" "abs($r['throughput_tps'] - $r['committed'] / $r['measured_s']) < 1e-6 * $r['throughput_tps'] + 1e-9" \
     "$cc throughput_tps = committed / measured seconds"
   check "$out" "0 <= $r['abort_rate'] < 1" "$cc abort_rate in [0, 1)"

@@ -64,6 +64,9 @@ struct DbOptions {
   uint64_t log_bytes = 4ull << 20;
   bool checkpoint_after_load = true;
   std::string profile = "dram";
+  // Power-failure mode (storage/device/power_fail.h): a persistent image apart from memory,
+  // which only fenced flushes reach; crash_power() turns it into the image file.
+  bool power_fail = false;
 };
 
 // An engine-CC pair for typed tests: Engine is the engine instantiated for CC, EngineT the
@@ -97,6 +100,7 @@ struct PairDb {
                                           std::string("engine=") + Engine::name + " " + layout);
     d.reopen = reopen;
     d.writer_threads = o.threads;
+    d.power_fail = o.power_fail;
     nvm = std::make_unique<dev::NvmImage>(d);
     dram = std::make_unique<dev::DramBudget>(o.dram_bytes);
     env = std::make_unique<EngineEnv>(EngineEnv{*nvm, *dram, eo});

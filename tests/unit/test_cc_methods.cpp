@@ -313,31 +313,39 @@ TYPED_TEST(CCMethods, CommittedHistoriesAreConflictSerializable) {
 
 // ---------------------------------------------------------------------------------------------
 // Write skew: x + y >= 0 must hold; each transaction reads x and y and, if x + y >= 100,
-// withdraws 100 from its own. Starting from 50 + 50, only one of the two may withdraw.
+// withdraws 100 from its own. Starting from 50 + 50, only one of the two may withdraw. Every
+// round interleaves by construction: each transaction waits after its reads until the other
+// has read too (or given up), so both see 100 and both try to withdraw; the method must abort
+// one (or both), or make one wait for the other's commit and then fail it. Reads never wait
+// for a reader in any method but HSTORE, which runs a transaction with its partitions locked:
+// its second reader waits for the first transaction to end, so there the rounds cannot
+// interleave and the test only checks that the outcome is serial.
 
 TYPED_TEST(CCMethods, WriteSkewIsPrevented) {
+  using CC = typename TestFixture::CC;
+  constexpr bool kReadsExclude = std::is_same_v<CC, cc::HStore>;
   const int rounds = 20;
   TempPath p("ccm-skew");
   auto db = this->make_db(p, 2 * rounds, 2, 50);
   typename TestFixture::Services services(2);
   typename TestFixture::Mgr m0(*db->eng, 0), m1(*db->eng, 1);
-  int interleaved = 0;
-  within(std::chrono::seconds(20), "write skew", [&] {
+  int interleaved = 0, one_withdrew = 0;
+  within(std::chrono::seconds(60), "write skew", [&] {
     for (int round = 0; round < rounds; round++) {
       const uint64_t x = 2 * uint64_t(round), y = x + 1;
       std::atomic<int> arrived{0};
-      bool committed[2] = {false, false}, both_read[2] = {false, false};
+      bool committed[2] = {false, false}, withdrew[2] = {false, false}, both_read[2] = {false, false};
       auto body = [&](typename TestFixture::Mgr& m, int me) {
         m.begin();
         const char* px = m.read(0, x);
         int64_t sum = px ? balance_of(px) : 0;
         const char* py = px ? m.read(0, y) : nullptr;
         sum += py ? balance_of(py) : 0;
-        // Both read before either writes, unless one is kept waiting (then it reads later).
+        // The barrier: nobody writes before both have read (or one failed to read).
         arrived++;
-        auto until = clk::now() + std::chrono::milliseconds(50);
-        while (arrived.load() < 2 && clk::now() < until) std::this_thread::yield();
-        both_read[me] = py && arrived.load() == 2;
+        if (!kReadsExclude)
+          while (arrived.load() < 2) std::this_thread::yield();
+        both_read[me] = py != nullptr && arrived.load() == 2;
         if (!py) { m.abort(); return; }
         if (sum >= 100) {
           char* w = m.write(0, me == 0 ? x : y);
@@ -345,20 +353,26 @@ TYPED_TEST(CCMethods, WriteSkewIsPrevented) {
           set_balance(w, balance_of(w) - 100);
         }
         committed[me] = m.commit();
+        withdrew[me] = committed[me] && sum >= 100;
       };
       std::thread t0([&] { body(m0, 0); }), t1([&] { body(m1, 1); });
       t0.join();
       t1.join();
       auto snap = db->snapshot();
-      EXPECT_GE(balance_of(snap.images[x].data()) + balance_of(snap.images[y].data()), 0)
-          << "round " << round << ": write skew committed";
-      if (both_read[0] && both_read[1]) {
-        interleaved++;
-        EXPECT_FALSE(committed[0] && committed[1]) << "round " << round;
-      }
+      const int64_t sum = balance_of(snap.images[x].data()) + balance_of(snap.images[y].data());
+      EXPECT_GE(sum, 0) << "round " << round << ": write skew committed";
+      EXPECT_EQ(sum, 100 - 100 * int64_t(withdrew[0] + withdrew[1])) << "round " << round;
+      if (both_read[0] && both_read[1]) interleaved++;
+      one_withdrew += withdrew[0] != withdrew[1];
     }
   });
+  // Both read 50 + 50 before either wrote in every round, so both tried to withdraw: a method
+  // that lets both commit fails above in every round, not only in those that happened to overlap.
+  if (!kReadsExclude) {
+    EXPECT_EQ(interleaved, rounds);
+  }
   this->RecordProperty("interleaved_rounds", interleaved);
+  this->RecordProperty("rounds_one_withdrew", one_withdrew);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -469,24 +483,38 @@ TEST(WaitDie, YoungerDiesOlderWaits) {
   s.m1.abort();
   s.m0.abort();
 
-  // The older requester waits for the younger holder and then reads what it committed.
+  // The older requester waits for the younger holder and then reads what it committed. The
+  // holder commits only once it sees the requester waiting for it (the requester's slot names
+  // it in waits_for) or the requester returned without waiting: a holder that simply committed
+  // first would let the read pass without any wait.
   s.m0.begin();
-  std::atomic<bool> held{false};
-  std::thread young([&] {
-    s.m1.begin();
-    char* img = s.m1.write(0, 2);
-    ASSERT_NE(img, nullptr);
-    set_balance(img, 7);
-    held = true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    EXPECT_TRUE(s.m1.commit());
+  using Reg = cc::WaitDie::Registry;
+  std::atomic<bool> held{false}, returned{false};
+  std::atomic<uint64_t> seen_waiting{0};
+  within(std::chrono::seconds(30), "older requester waits", [&] {
+    std::thread young([&] {
+      s.m1.begin();
+      char* img = s.m1.write(0, 2);
+      ASSERT_NE(img, nullptr);
+      set_balance(img, 7);
+      held = true;
+      while (!returned.load()) {
+        uint64_t w = 0;
+        for (int i = 0; i < cc::lock2pl::kMaxSlots && !w; i++) w = Reg::slot[i].waits_for.load();
+        if (w) { seen_waiting = w; break; }
+        std::this_thread::yield();
+      }
+      EXPECT_TRUE(s.m1.commit());
+    });
+    while (!held) std::this_thread::yield();
+    const char* img = s.m0.read(0, 2);
+    returned = true;
+    young.join();
+    ASSERT_NE(img, nullptr) << "older requester died instead of waiting";
+    EXPECT_NE(seen_waiting.load(), 0u) << "the older requester read without waiting";
+    EXPECT_EQ(balance_of(img), 7);
+    EXPECT_TRUE(s.m0.commit());
   });
-  while (!held) std::this_thread::yield();
-  const char* img = s.m0.read(0, 2);
-  young.join();
-  ASSERT_NE(img, nullptr) << "older requester waited instead of dying";
-  EXPECT_EQ(balance_of(img), 7);
-  EXPECT_TRUE(s.m0.commit());
 }
 
 TEST(DlDetect, WaitIsBoundedWithoutDeadlock) {

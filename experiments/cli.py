@@ -39,12 +39,15 @@ def cmd_list(args):
     return 0
 
 
+def python():
+    """This interpreter as the user would type it (.venv/bin/python from the repository)."""
+    exe = sys.executable
+    return os.path.relpath(exe) if exe.startswith(os.getcwd() + os.sep) else exe
+
+
 def resume_command(argv):
     """The command line that ran this sweep, which also resumes it."""
-    python = sys.executable
-    if python.startswith(os.getcwd() + os.sep):
-        python = os.path.relpath(python)
-    return shlex.join([python, "-m", "experiments", *argv])
+    return shlex.join([python(), "-m", "experiments", *argv])
 
 
 def _terminate(signum, frame):
@@ -85,7 +88,7 @@ def cmd_report(args):
 
     if not os.path.isdir(args.results):
         raise ResultsError(f"no results folder {args.results!r}: run a sweep first "
-                           f"(python3 -m experiments run SPEC --results {args.results})")
+                           f"({python()} -m experiments run SPEC --results {args.results})")
     path, count = write_report(args.results)
     print(f"report: {path} ({count} sweeps)")
     return 0

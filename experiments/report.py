@@ -79,7 +79,7 @@ def incomplete(sweep_dir):
     name = escape(sweep_dir.name)
     return (f"<section><h2>{name}: incomplete</h2><p class='fail'>No <code>sweep.json</code>: "
             f"the sweep was interrupted or is still running ({done} run result(s) so far, "
-            f"no figures). Resume it with <code>python3 -m experiments run {name} "
+            f"no figures). Resume it with <code>.venv/bin/python -m experiments run {name} "
             f"--results {escape(str(sweep_dir.parent))}</code> and the same --scale and "
             f"--repeat.</p></section>")
 

@@ -8,8 +8,8 @@ recovers for real and checks: every acknowledged transaction present, none partl
 torn tuple (per-image checksums), the engine's own invariants. Prints a summary and exits 1 on
 any violation (2 on a round that failed to run).
 
-    python3 scripts/torture.py --engine mmdb --cc no_wait --rounds 1000
-    python3 scripts/torture.py --engine mmdb --cc silo --rounds 20 --fault drop-flush
+    .venv/bin/python scripts/torture.py --engine mmdb --cc no_wait --rounds 1000
+    .venv/bin/python scripts/torture.py --engine mmdb --cc silo --rounds 20 --fault drop-flush
 """
 import argparse
 import collections

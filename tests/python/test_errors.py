@@ -3,6 +3,7 @@ import subprocess
 import sys
 
 from conftest import FIXTURES, ROOT
+from test_interrupt import python_as_typed
 
 
 def experiments(*args):
@@ -24,4 +25,4 @@ def test_report_on_a_missing_folder_says_so_and_creates_nothing(tmp_path):
     proc = experiments("report", "--results", str(missing))
     assert proc.returncode == 1 and not missing.exists()
     assert proc.stderr.strip() == (f"error: no results folder '{missing}': run a sweep first "
-                                   f"(python3 -m experiments run SPEC --results {missing})")
+                                   f"({python_as_typed()} -m experiments run SPEC --results {missing})")

@@ -15,6 +15,12 @@ from conftest import FIXTURES, ROOT
 from experiments.report import write_report
 
 
+def python_as_typed():
+    """The interpreter as the runner prints it: relative when inside the repository."""
+    exe = sys.executable
+    return os.path.relpath(exe, ROOT) if exe.startswith(f"{ROOT}{os.sep}") else exe
+
+
 def slow_second_run_spec(tmp_path):
     """Two runs of mmdb/no_wait: a short one, then one far longer than the test waits."""
     spec = yaml.safe_load((FIXTURES / "tiny.yaml").read_text())
@@ -60,7 +66,7 @@ def test_a_signal_stops_the_sweep_with_one_line_and_exit_130(rundb, tmp_path, ho
     assert proc.returncode == 130, stdout + stderr
     assert "Traceback" not in stderr
     last = stderr.strip().splitlines()[-1]
-    resume = " ".join([sys.executable, *args])
+    resume = " ".join([python_as_typed(), *args])
     assert last == (f"interrupted: 1 run(s) finished now, 1 of 2 done in all (table: "
                     f"{out / 'slow.csv'}); resume with: {resume}")
     # Only the finished run has a result: resuming re-runs the interrupted one.

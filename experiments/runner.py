@@ -70,6 +70,11 @@ def _rundb(cmd, timeout):
         return "", "", None, f"could not start {cmd[0]}: {exc}"
 
 
+def image_path(run, nvm_dir):
+    """The run's own NVM image, removed after the run (and after an interrupted sweep)."""
+    return Path(run.settings.get("nvm_dir", nvm_dir)) / f"nvtestbed-{run.spec}-{run.key}.img"
+
+
 def pinned_cpus(threads):
     """The CPUs a run of this many threads is pinned to: the first ones this process may use
     (a Dask worker started under taskset keeps to its own cores), or None when taskset is
@@ -163,6 +168,11 @@ def run_sweep(plan, results_dir="results", executor="local", scheduler=None, wor
                    "hosts": hosts, "slurm": slurm} if executor == "dask" else {})
     except KeyboardInterrupt:  # SIGINT, or SIGTERM (the CLI turns it into one)
         summary.interrupted = True
+        # A run cut short on a Dask worker may not get to remove its image (or rundb's .new).
+        for run in todo:
+            image = image_path(run, nvm_dir)
+            for left in image.parent.glob(image.name + "*"):
+                left.unlink(missing_ok=True)
         summary.csv = write_csv(plan, out_dir)  # what finished; no sweep.json: incomplete
         return summary
 
@@ -190,7 +200,7 @@ def _run_todo(plan, todo, summary, logs, nvm_dir, timeout, root, executor, optio
         if pair in build_errors:
             summary.failed.append((run.key, build_errors[pair]))
             continue
-        image = Path(run.settings.get("nvm_dir", nvm_dir)) / f"nvtestbed-{run.spec}-{run.key}.img"
+        image = image_path(run, nvm_dir)
         jobs.append((run, dict(binary=str(binary_path(*pair, root=root)), settings=run.settings,
                                rep=run.rep, nvm_path=str(image), timeout=timeout)))
     with tqdm(total=len(jobs), unit="run", desc=plan.spec["name"], disable=not jobs) as bar:

@@ -76,3 +76,17 @@ def test_a_signal_stops_the_sweep_with_one_line_and_exit_130(rundb, tmp_path, ho
     assert not (out / "sweep.json").exists()
     html = write_report(tmp_path / "results")[0].read_text()
     assert "slow: incomplete" in html and "1 run result(s) so far" in html
+
+
+@pytest.mark.parametrize("exit_status, output", [
+    (130, '{"results": {"committed": 5, "interrupted": true}}'),  # rundb stopped by SIGINT
+    (0, '{"results": {"committed": 5, "interrupted": true}}'),
+    (130, "")])
+def test_an_interrupted_rundb_is_no_result(tmp_path, exit_status, output):
+    from experiments.runner import execute_run
+    fake = tmp_path / "rundb"
+    fake.write_text(f"#!/bin/sh\necho '{output}'\nexit {exit_status}\n")
+    fake.chmod(0o755)
+    outcome = execute_run(fake, {"engine": "mmdb", "cc": "no_wait", "threads": 1}, 0,
+                          tmp_path / "x.img")
+    assert outcome["interrupted"] and outcome["result"] is None

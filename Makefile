@@ -91,8 +91,9 @@ unit: $(TEST_BUILD)/unit_tests
 e2e:
 	bash tests/e2e/run_all.sh
 
+# Python runs from the virtual environment scripts/setup.sh creates (scripts/python.sh).
 pytest:
-	python3 -m pytest -q tests/python
+	bash -c 'source scripts/python.sh && exec "$$PYTHON" -m pytest -q tests/python'
 
 # Crash torture at a small round count per engine, and proof that injected faults are caught.
 crash:

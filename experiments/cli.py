@@ -1,19 +1,24 @@
-"""python3 -m experiments {list,run,report}."""
+"""python3 -m experiments {list,run,report}. User errors end in one line on stderr, never a
+traceback: exit 2 for a bad spec, 1 for a bad results folder, 130 when interrupted."""
 import argparse
+import os
+import shlex
+import signal
 import sys
-
 from collections import Counter
 
 from experiments.capabilities import detect
 from experiments.planner import plan, reasons
-from experiments.specs import all_specs, load_spec
+from experiments.results import ResultsError, writable_dir
+from experiments.specs import SpecError, load_all, load_spec
 
 
 def cmd_list(args):
     caps = detect()
     print(f"testbed today: {caps.describe()}\n")
     ready = 0
-    for spec in all_specs():
+    specs, problems = load_all()
+    for spec in specs:
         also = f" (also {', '.join(spec['also'])})" if spec["also"] else ""
         print(f"{spec['name']}: {spec['paper']} {spec['figure']}{also}: {spec['title']}")
         for scale in spec["scales"]:
@@ -29,20 +34,45 @@ def cmd_list(args):
             print(f"  pending ({share} configs): {text}")
     print(f"\n{ready} specs can run today (some configurations at least); the rest wait for "
           f"what they name.")
+    if problems:
+        raise SpecError(problems)
     return 0
 
 
-def cmd_run(args):
-    from experiments.runner import run_sweep
+def python():
+    """This interpreter as the user would type it (.venv/bin/python from the repository)."""
+    exe = sys.executable
+    return os.path.relpath(exe) if exe.startswith(os.getcwd() + os.sep) else exe
 
+
+def resume_command(argv):
+    """The command line that ran this sweep, which also resumes it."""
+    return shlex.join([python(), "-m", "experiments", *argv])
+
+
+def _terminate(signum, frame):
+    raise KeyboardInterrupt  # SIGTERM ends a sweep the way Ctrl-C does
+
+
+def cmd_run(args):
+    from experiments.runner import INTERRUPTED, run_sweep
+
+    signal.signal(signal.SIGTERM, _terminate)
+    spec = load_spec(args.spec)
+    writable_dir(args.results)
     # Build the reference rundb first so flags are checked against the current source.
-    p = plan(load_spec(args.spec), args.scale, args.repeat, caps=detect(build=True))
+    p = plan(spec, args.scale, args.repeat, caps=detect(build=True))
     slurm = {"queue": args.slurm_queue, "walltime": args.slurm_walltime,
              "memory": args.slurm_memory, "account": args.slurm_account}
     summary = run_sweep(p, args.results, executor=args.executor, scheduler=args.scheduler,
                         workers=args.workers, nvm_dir=args.nvm_dir, timeout=args.timeout,
                         cluster=args.cluster, hosts=args.hosts and args.hosts.split(","),
                         slurm=slurm)
+    if summary.interrupted:
+        print(f"interrupted: {summary.ran} run(s) finished now, {summary.ran + summary.skipped} of "
+              f"{summary.planned} done in all (table: {summary.csv}); resume with: "
+              f"{resume_command(args.argv)}", file=sys.stderr)
+        return INTERRUPTED
     print(f"ran {summary.ran}, skipped {summary.skipped} already done, "
           f"failed {len(summary.failed)}")
     for key, error in summary.failed:
@@ -56,6 +86,9 @@ def cmd_run(args):
 def cmd_report(args):
     from experiments.report import write_report
 
+    if not os.path.isdir(args.results):
+        raise ResultsError(f"no results folder {args.results!r}: run a sweep first "
+                           f"({python()} -m experiments run SPEC --results {args.results})")
     path, count = write_report(args.results)
     print(f"report: {path} ({count} sweeps)")
     return 0
@@ -94,4 +127,17 @@ def main(argv=None):
     report = sub.add_parser("report", help="write RESULTS/report.html")
     report.add_argument("--results", default="results")
     args = ap.parse_args(argv)
-    return {"list": cmd_list, "run": cmd_run, "report": cmd_report}[args.command](args)
+    args.argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        return {"list": cmd_list, "run": cmd_run, "report": cmd_report}[args.command](args)
+    except SpecError as exc:
+        for line in exc.args[0]:
+            print(f"error: {line}", file=sys.stderr)
+        return 2
+    except (ResultsError, OSError) as exc:  # OSError: a results file that cannot be written
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # before any run started (reading specs, building rundb)
+        print(f"interrupted before any run finished; start again with: "
+              f"{resume_command(args.argv)}", file=sys.stderr)
+        return 130

@@ -7,7 +7,7 @@ the repository (and its built binaries) at the same path but no shared results f
 
 def local(fn, jobs):
     for run, kwargs in jobs:
-        yield run, fn(**kwargs, pin=True)
+        yield run, fn(**kwargs)
 
 
 def dask(fn, jobs, scheduler=None, workers=1, cluster="local", hosts=None, slurm=None):
@@ -20,7 +20,7 @@ def dask(fn, jobs, scheduler=None, workers=1, cluster="local", hosts=None, slurm
     cluster = None if scheduler else make_cluster(cluster, workers, hosts, slurm)
     client = Client(scheduler or cluster)
     try:
-        futures = {client.submit(fn, **kwargs, pin=False, pure=False,
+        futures = {client.submit(fn, **kwargs, pure=False,
                                  key=f"rundb-{run.spec}-{run.key}"): run
                    for run, kwargs in jobs}
         for future in as_completed(futures):

@@ -86,11 +86,17 @@ def pending_entry(spec, settings, caps=None, labels=None):
     """The spec's own pending entry for these settings (or labels), else what the testbed
     lacks to run them (when caps are given), else None."""
     named = {**settings, **(labels or {})}
+    declared = {}  # flag still to come -> why, from entries with `flags`
     for entry in spec.get("pending", []):
+        if "flags" in entry:  # declares names; holds nothing back while rundb has the flag
+            declared.update({f"--{f.replace('_', '-')}": entry["reason"] for f in entry["flags"]})
+            continue
         match = {k: v for k, v in entry.items() if k != "reason"}
         if all(_canonical(named.get(k)) == _canonical(v) for k, v in match.items()):
             return entry
     lacking = missing(caps, settings) if caps else []
+    lacking = [f"{r} ({declared[r.rsplit(' ', 1)[-1]]})" if r.startswith("rundb has no flag")
+               and r.rsplit(" ", 1)[-1] in declared else r for r in lacking]
     return {"reason": "; ".join(lacking), "missing": lacking} if lacking else None
 
 

@@ -73,10 +73,24 @@ def section(sweep_dir):
     return "\n".join(parts) + "</section>"
 
 
+def incomplete(sweep_dir):
+    """A sweep folder without sweep.json: interrupted, still running or never finished."""
+    done = len([p for p in sweep_dir.glob("*-r*.json")])
+    name = escape(sweep_dir.name)
+    return (f"<section><h2>{name}: incomplete</h2><p class='fail'>No <code>sweep.json</code>: "
+            f"the sweep was interrupted or is still running ({done} run result(s) so far, "
+            f"no figures). Resume it with <code>.venv/bin/python -m experiments run {name} "
+            f"--results {escape(str(sweep_dir.parent))}</code> and the same --scale and "
+            f"--repeat.</p></section>")
+
+
 def write_report(results_dir="results"):
     results_dir = Path(results_dir)
-    sweeps = sorted(p.parent for p in results_dir.glob("*/sweep.json"))
-    body = "\n".join(section(d) for d in sweeps) or "<p>No sweep has run yet.</p>"
+    # A sweep folder has its logs/ from the first run on, whether or not it finished.
+    sweeps = sorted(p.parent for p in results_dir.glob("*/logs"))
+    sweeps = sorted(set(sweeps) | {p.parent for p in results_dir.glob("*/sweep.json")})
+    body = "\n".join(section(d) if (d / "sweep.json").exists() else incomplete(d)
+                     for d in sweeps) or "<p>No sweep has run yet.</p>"
     index = "".join(f"<li><a href='#{d.name}'>{escape(d.name)}</a></li>" for d in sweeps)
     html = (f"<!doctype html><html><head><meta charset='utf-8'><title>nvtestbed results</title>"
             f"<style>{STYLE}</style></head><body><h1>nvtestbed results</h1><ul>{index}</ul>"

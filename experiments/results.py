@@ -11,6 +11,23 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 
 
+class ResultsError(Exception):
+    """A results folder that cannot be used (one line for the user)."""
+
+
+def writable_dir(path):
+    """Creates the results folder if needed and checks a file can be written in it."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise ResultsError(f"cannot write results to {str(path)!r}: {exc.strerror or exc}; "
+                           f"pass --results a folder you can write") from None
+
+
 def result_path(out_dir, run):
     return Path(out_dir) / f"{run.key}.json"
 
@@ -48,6 +65,7 @@ def table(plan, out_dir):
         row = {"run_id": run.run_id, "rep": run.rep, "spec": run.spec,
                "paper": plan.spec["paper"], "figure": plan.spec["figure"], "scale": plan.scale}
         row.update({f"label.{k}": v for k, v in run.labels.items()})
+        row["run.cpus"] = data.get("run", {}).get("cpus")  # taskset CPU list; None: unpinned
         # The spec's own names too: rundb may echo a flag under another name (txns ->
         # config.txns_per_thread), and plots look settings up by the spec's names.
         row.update({f"setting.{k}": v for k, v in run.settings.items()})

@@ -15,6 +15,7 @@ from experiments import executors
 from experiments.capabilities import BUILDS, NOT_FLAGS
 from experiments.planner import binaries, binary_of, describe_pending
 from experiments.results import ROOT, host_info, result_path, write_csv, write_json
+INTERRUPTED = 130  # exit status of rundb (and of this runner) stopped by SIGINT or SIGTERM
 DEFAULT_NVM_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
 
 
@@ -69,7 +70,24 @@ def _rundb(cmd, timeout):
         return "", "", None, f"could not start {cmd[0]}: {exc}"
 
 
-def execute_run(binary, settings, rep, nvm_path, timeout=None, pin=False):
+def image_path(run, nvm_dir):
+    """The run's own NVM image, removed after the run (and after an interrupted sweep)."""
+    return Path(run.settings.get("nvm_dir", nvm_dir)) / f"nvtestbed-{run.spec}-{run.key}.img"
+
+
+def pinned_cpus(threads):
+    """The CPUs a run of this many threads is pinned to: the first ones this process may use
+    (a Dask worker started under taskset keeps to its own cores), or None when taskset is
+    missing or there are fewer CPUs than threads. Both executors pin this way, and each run's
+    JSON records it (run.cpus), so resuming with the other executor mixes nothing."""
+    allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
+        else list(range(os.cpu_count() or 1))
+    if not shutil.which("taskset") or threads > len(allowed):
+        return None
+    return ",".join(map(str, allowed[:threads]))
+
+
+def execute_run(binary, settings, rep, nvm_path, timeout=None):
     """Run rundb once and return its JSON (or why not). Runs on Dask workers too: no file output
     besides the NVM image, which is always removed.
 
@@ -78,9 +96,9 @@ def execute_run(binary, settings, rep, nvm_path, timeout=None, pin=False):
     `recovery` and `invariants` blocks."""
     recovery = bool(settings.get("recover"))
     cmd = command(binary, {k: v for k, v in settings.items() if k != "recover"}, rep, nvm_path)
-    threads = int(settings.get("threads", 1))
-    if pin and shutil.which("taskset") and threads <= (os.cpu_count() or 1):
-        cmd = ["taskset", "-c", f"0-{threads - 1}"] + cmd
+    cpus = pinned_cpus(int(settings.get("threads", 1)))
+    if cpus:
+        cmd = ["taskset", "-c", cpus] + cmd
     start = time.monotonic()
     try:
         out, err, rc, error = _rundb(cmd, timeout)
@@ -105,8 +123,13 @@ def execute_run(binary, settings, rep, nvm_path, timeout=None, pin=False):
                                                    if k in result}}
         except ValueError as exc:
             error = f"stdout is not one JSON object: {exc}"
-    return {"result": result, "error": error, "stderr": err, "command": cmd,
-            "returncode": rc, "wall_s": round(time.monotonic() - start, 3)}
+    # rundb stopped early by a signal (exit 130, or "interrupted" in its results): not a result.
+    interrupted = rc == INTERRUPTED or bool(result and result.get("results", {}).get("interrupted"))
+    if interrupted:
+        result, error = None, "interrupted"
+    return {"result": result, "error": error, "stderr": err, "command": cmd, "cpus": cpus,
+            "returncode": rc, "interrupted": interrupted,
+            "wall_s": round(time.monotonic() - start, 3)}
 
 
 @dataclass
@@ -117,6 +140,8 @@ class Summary:
     failed: list = field(default_factory=list)  # (run key, message)
     csv: Path = None
     figures: list = field(default_factory=list)
+    interrupted: bool = False  # stopped by a signal: no figures, no sweep.json
+    planned: int = 0
 
 
 def run_sweep(plan, results_dir="results", executor="local", scheduler=None, workers=1,
@@ -126,7 +151,7 @@ def run_sweep(plan, results_dir="results", executor="local", scheduler=None, wor
     out_dir = Path(results_dir) / spec["name"]
     logs = out_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    summary = Summary(out_dir)
+    summary = Summary(out_dir, planned=len(plan.runs))
 
     for text, count in Counter(describe_pending(e) for _, e in plan.pending).items():
         echo(f"pending, skipped ({count} configs): {text}")
@@ -134,42 +159,27 @@ def run_sweep(plan, results_dir="results", executor="local", scheduler=None, wor
     summary.skipped = len(plan.runs) - len(todo)
     echo(f"{spec['name']} [{plan.scale}]: {len(plan.runs)} runs planned, "
          f"{summary.skipped} already done, {len(todo)} to run, {len(plan.pending)} pending configs")
+    if todo:  # rewritten at the end: until then the report lists the sweep as incomplete
+        (out_dir / "sweep.json").unlink(missing_ok=True)
 
-    build_errors = build(binaries(todo), logs, root)
-    jobs = []
-    for run in todo:
-        pair = binary_of(run.settings)
-        if pair in build_errors:
-            summary.failed.append((run.key, build_errors[pair]))
-            continue
-        image = Path(run.settings.get("nvm_dir", nvm_dir)) / f"nvtestbed-{run.spec}-{run.key}.img"
-        jobs.append((run, dict(binary=str(binary_path(*pair, root=root)), settings=run.settings,
-                               rep=run.rep, nvm_path=str(image), timeout=timeout)))
+    try:
+        _run_todo(plan, todo, summary, logs, nvm_dir, timeout, root, executor,
+                  {"scheduler": scheduler, "workers": workers, "cluster": cluster,
+                   "hosts": hosts, "slurm": slurm} if executor == "dask" else {})
+    except KeyboardInterrupt:  # SIGINT, or SIGTERM (the CLI turns it into one)
+        summary.interrupted = True
+        # A run cut short on a Dask worker may not get to remove its image (or rundb's .new).
+        for run in todo:
+            image = image_path(run, nvm_dir)
+            for left in image.parent.glob(image.name + "*"):
+                left.unlink(missing_ok=True)
+        summary.csv = write_csv(plan, out_dir)  # what finished; no sweep.json: incomplete
+        return summary
 
     sweep = {k: spec[k] for k in ("name", "paper", "figure", "title", "path")}
     sweep.update(scale=plan.scale, repeat=plan.repeat, axes=plan.axes, fixed=plan.fixed,
                  executor=executor, host=host_info(), runs=len(plan.runs),
                  pending=[{"settings": s, "reason": e["reason"]} for s, e in plan.pending])
-    run_jobs = executors.EXECUTORS[executor]
-    kwargs = {"scheduler": scheduler, "workers": workers, "cluster": cluster, "hosts": hosts,
-              "slurm": slurm} if executor == "dask" else {}
-    with tqdm(total=len(jobs), unit="run", desc=spec["name"], disable=not jobs) as bar:
-        for run, outcome in run_jobs(execute_run, jobs, **kwargs):
-            (logs / f"{run.key}.stderr").write_text(
-                f"$ {' '.join(outcome['command'])}\n{outcome['stderr']}")
-            if outcome["result"] is None:
-                summary.failed.append((run.key, outcome["error"]))
-                bar.write(f"FAILED {run.key}: {outcome['error']}")
-            else:
-                data = outcome["result"]
-                data["run"] = {"id": run.run_id, "rep": run.rep, "spec": run.spec,
-                               "scale": plan.scale, "settings": run.settings,
-                               "labels": run.labels,
-                               "command": outcome["command"], "wall_s": outcome["wall_s"]}
-                write_json(result_path(out_dir, run), data)
-                summary.ran += 1
-            bar.update()
-
     summary.csv = write_csv(plan, out_dir)
     if summary.ran + summary.skipped:
         from plots import render_all  # matplotlib only once there is something to draw
@@ -178,3 +188,36 @@ def run_sweep(plan, results_dir="results", executor="local", scheduler=None, wor
                  csv=summary.csv.name, figures=[Path(p).name for p in summary.figures])
     write_json(out_dir / "sweep.json", sweep)
     return summary
+
+
+def _run_todo(plan, todo, summary, logs, nvm_dir, timeout, root, executor, options):
+    """Build, then run every job not done yet, writing each result as it arrives."""
+    out_dir = summary.out_dir
+    build_errors = build(binaries(todo), logs, root)
+    jobs = []
+    for run in todo:
+        pair = binary_of(run.settings)
+        if pair in build_errors:
+            summary.failed.append((run.key, build_errors[pair]))
+            continue
+        image = image_path(run, nvm_dir)
+        jobs.append((run, dict(binary=str(binary_path(*pair, root=root)), settings=run.settings,
+                               rep=run.rep, nvm_path=str(image), timeout=timeout)))
+    with tqdm(total=len(jobs), unit="run", desc=plan.spec["name"], disable=not jobs) as bar:
+        for run, outcome in executors.EXECUTORS[executor](execute_run, jobs, **options):
+            (logs / f"{run.key}.stderr").write_text(
+                f"$ {' '.join(outcome['command'])}\n{outcome['stderr']}")
+            if outcome.get("interrupted"):  # rundb got the signal too: stop, keep it not done
+                raise KeyboardInterrupt
+            if outcome["result"] is None:
+                summary.failed.append((run.key, outcome["error"]))
+                bar.write(f"FAILED {run.key}: {outcome['error']}")
+            else:
+                data = outcome["result"]
+                data["run"] = {"id": run.run_id, "rep": run.rep, "spec": run.spec,
+                               "scale": plan.scale, "settings": run.settings,
+                               "labels": run.labels, "cpus": outcome.get("cpus"),
+                               "command": outcome["command"], "wall_s": outcome["wall_s"]}
+                write_json(result_path(out_dir, run), data)
+                summary.ran += 1
+            bar.update()

@@ -7,6 +7,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only, never a display
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 # Result column -> (axis label with unit, factor applied to the raw value).
@@ -63,10 +64,14 @@ def with_series(df, series):
 
 
 def summarize(df, keys, y):
-    """Mean and standard deviation over repetitions (std 0 when there is one)."""
-    stats = df.groupby(keys, sort=True)[y].agg(["mean", "std", "count"]).reset_index()
-    stats["std"] = stats["std"].fillna(0.0)
-    return stats
+    """Mean and standard deviation over repetitions; std is NaN where there is one, so no
+    error bar claims a spread nobody measured."""
+    return df.groupby(keys, sort=True)[y].agg(["mean", "std", "count"]).reset_index()
+
+
+def error_bars(std):
+    """yerr for bars or lines: None when no point has two repetitions (nothing to draw)."""
+    return None if std.isna().all() else std.fillna(0.0)
 
 
 def x_label(value, setting):
@@ -129,6 +134,39 @@ def caption(df, figure=None):
     return " · ".join(parts)
 
 
+def _clashing(ax, renderer, pad=3):
+    """True when two x tick labels of a panel overlap (or come within pad pixels)."""
+    labels = [t for t in ax.get_xticklabels() if t.get_text()]
+    if len(labels) < 2:
+        return False
+    angle = labels[0].get_rotation() % 180
+    if angle == 0:
+        boxes = sorted((t.get_window_extent(renderer) for t in labels), key=lambda b: b.x0)
+        return any(a.x1 + pad > b.x0 for a, b in zip(boxes, boxes[1:]))
+    # Tilted labels are parallel strips: they clear each other when the gap between ticks,
+    # measured across the text, is more than a line of text.
+    xs = np.sort([ax.transData.transform((x, 0))[0] for x in ax.get_xticks()])
+    line = renderer.points_to_pixels(labels[0].get_fontsize()) * 1.2
+    return np.diff(xs).min() * np.sin(np.radians(angle)) < line + pad
+
+
+def unclash_ticks(fig):
+    """Tilts a panel's x tick labels, one line each, 45 degrees or, if that is not enough,
+    upright, where they would run into each other at the size the figure is saved (e.g.
+    '(100% read)(90% read)'). Returns whether any panel changed."""
+    renderer = fig.canvas.get_renderer()
+    changed = False
+    for ax in fig.axes:
+        for angle in (45, 90):
+            if not _clashing(ax, renderer):
+                break
+            texts = [t.get_text().replace("\n", " ") for t in ax.get_xticklabels()]
+            ax.set_xticks(ax.get_xticks(), texts, rotation=angle, ha="right",
+                          rotation_mode="anchor")
+            changed = True
+    return changed
+
+
 def finish(fig, df, legend_cols=4, figure=None, handles=None):
     handles, labels = handles or fig.axes[0].get_legend_handles_labels()
     if labels:
@@ -137,7 +175,10 @@ def finish(fig, df, legend_cols=4, figure=None, handles=None):
     # About 15 characters of 8-point text per inch: wrap so narrow figures keep the caption.
     text = textwrap.fill(caption(df, figure), width=int(fig.get_figwidth() * 15))
     fig.text(0.5, 0.005, text, ha="center", va="bottom", fontsize=8)
-    fig.tight_layout(rect=(0, 0.04 * (1 + text.count("\n")) + 0.03, 1, 0.9))
+    rect = (0, 0.04 * (1 + text.count("\n")) + 0.03, 1, 0.9)
+    fig.tight_layout(rect=rect)
+    if unclash_ticks(fig):
+        fig.tight_layout(rect=rect)
     return fig
 
 

@@ -15,7 +15,7 @@ def plot(df, x="threads", series=("engine", "cc"), facet=None, y="throughput_tps
         stats = common.summarize(sub, ["series", xcol], ycol)
         for name in common.ordered(df, "series"):
             line = stats[stats["series"] == name]
-            ax.errorbar(line[xcol], line["mean"] * factor, yerr=line["std"] * factor,
+            ax.errorbar(line[xcol], line["mean"] * factor, yerr=common.error_bars(line["std"] * factor),
                         marker="o", capsize=3, label=name)
         if logx:
             ax.set_xscale("log")

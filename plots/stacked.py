@@ -44,8 +44,10 @@ def plot(df, x="engine", series=("engine",), prefix="recovery.steps_s", facet=No
                 bottom += height
             # Spread over repetitions of the total, as the error bar on top of the stack.
             totals = sub.assign(_t=sub[parts].sum(axis=1)).groupby(["series", xcol])["_t"].std()
-            err = totals.reindex([(name, v) for v in xs]).fillna(0.0).to_numpy() * factor
-            ax.errorbar(pos, bottom, yerr=err, fmt="none", ecolor="black", capsize=2)
+            err = common.error_bars(totals.reindex([(name, v) for v in xs]) * factor)
+            if err is not None:  # no spread to show from single repetitions
+                ax.errorbar(pos, bottom, yerr=err.to_numpy(), fmt="none", ecolor="black",
+                            capsize=2)
         ax.set_xticks(np.arange(len(xs)), [common.x_label(v, x) for v in xs])
         ax.set_xlabel(common.SETTING_LABELS.get(x, x))
         ax.set_ylabel(label if pre.startswith("recovery") else

@@ -26,7 +26,8 @@ def plot(df, series=("engine", "cc"), facet=None, figure=None):
                 continue
             t, mean, std = curves(rows)
             ax.plot(t, mean / 1e3, label=name)
-            ax.fill_between(t, (mean - std) / 1e3, (mean + std) / 1e3, alpha=0.2)
+            if rows["rep"].nunique() > 1:  # a band only where repetitions give a spread
+                ax.fill_between(t, (mean - std) / 1e3, (mean + std) / 1e3, alpha=0.2)
         ax.set_xlabel("Time (s)")
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)

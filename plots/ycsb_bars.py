@@ -21,7 +21,7 @@ def plot(df, x="read_ratio", series=("engine", "cc"), facet="theta", y="throughp
         for i, name in enumerate(names):
             rows = stats.reindex([(name, v) for v in xs])
             ax.bar(np.arange(len(xs)) + (i - (len(names) - 1) / 2) * width,
-                   rows["mean"] * factor, width, yerr=rows["std"] * factor,
+                   rows["mean"] * factor, width, yerr=common.error_bars(rows["std"] * factor),
                    capsize=2, label=name)
         ax.set_xticks(np.arange(len(xs)), [common.x_label(v, x) for v in xs])
         ax.set_xlabel("Workload" if x == "read_ratio" else common.SETTING_LABELS.get(x, x))

@@ -6,6 +6,7 @@
 # Not a test: it prints numbers, it does not judge them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/python.sh
 REPS=${REPS:-3}
 ROWS=${ROWS:-1000000}
 DUR=${DUR:-2}
@@ -23,7 +24,7 @@ COMMON=(--profile dram --rows "$ROWS" --threads 2 --requests 16 --warmup 0.5 --d
         --dram-size 2G --log-size 2G --checkpoint-fill 0.95 --nvm-path "$IMG")
 run() {  # binary, extra flags... -> prints tps and the JSON fields we report
   rm -f "$IMG"  # a run beside an old image would hold both in memory while it builds its own
-  "$@" 2>/dev/null | python3 -c '
+  "$@" 2>/dev/null | "$PYTHON" -c '
 import json, sys
 j = json.load(sys.stdin); r = j["results"]; m = r["memory_bytes"]
 idx = m["dram_breakdown"].get("index.usertable", 0)
@@ -56,11 +57,11 @@ for rep in $(seq 1 "$PAIRS"); do
   else
     read -r without _ _ _ _ _ < <(run "${off[@]}"); read -r with _ _ _ _ _ < <(run "${on[@]}")
   fi
-  cost=$(python3 -c "print(f'{100*(1-$with/$without):+.2f}')")
+  cost=$("$PYTHON" -c "print(f'{100*(1-$with/$without):+.2f}')")
   costs+="$cost "; ons+="$with "; offs+="$without "
   echo "  model on $with txn/s, compiled out $without txn/s, cost $cost%"
 done
-python3 - "$costs" "$ons" "$offs" <<'PY'
+"$PYTHON" - "$costs" "$ons" "$offs" <<'PY'
 import statistics as st, sys
 c, on, off = ([float(x) for x in a.split()] for a in sys.argv[1:])
 # Student's t, two-sided 95%, by degrees of freedom (1.96 beyond the table)
@@ -79,8 +80,8 @@ echo "Prefetch (no_wait, read 0.5, theta 0.6, dram profile), interleaved runs:"
 for rep in $(seq 1 "$REPS"); do
   read -r with _ _ _ _ _ < <(run build/mmdb-no_wait/rundb "${COMMON[@]}" --read-ratio 0.5 --theta 0.6 --seed $rep)
   read -r without _ _ _ _ _ < <(run build/mmdb-no_wait/rundb "${COMMON[@]}" --read-ratio 0.5 --theta 0.6 --seed $rep --no-prefetch)
-  python3 -c "print(f'  prefetch {$with:.0f} txn/s, --no-prefetch {$without:.0f} txn/s, gain {100*($with/$without-1):+.1f}%')"
+  "$PYTHON" -c "print(f'  prefetch {$with:.0f} txn/s, --no-prefetch {$without:.0f} txn/s, gain {100*($with/$without-1):+.1f}%')"
 done
 echo
 read -r _ _ dram idx raw ck < <(run build/mmdb-no_wait/rundb "${COMMON[@]}" --read-ratio 0.5 --theta 0.6)
-python3 -c "print(f'DRAM used {$dram/2**20:.0f} MiB = {($dram-$idx)/$raw:.3f} x raw tuple bytes ({$raw/2**20:.0f} MiB) + index ({$idx/2**20:.0f} MiB); background checkpoints: $ck')"
+"$PYTHON" -c "print(f'DRAM used {$dram/2**20:.0f} MiB = {($dram-$idx)/$raw:.3f} x raw tuple bytes ({$raw/2**20:.0f} MiB) + index ({$idx/2**20:.0f} MiB); background checkpoints: $ck')"

@@ -5,11 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh
+source scripts/python.sh
 status=0
 for spec in ycsb_read_ratio ycsb_scalability; do
-  python3 -m experiments run "$spec" --scale small --repeat 1 || status=1
+  "$PYTHON" -m experiments run "$spec" --scale small --repeat 1 || status=1
 done
-python3 -m experiments report
+"$PYTHON" -m experiments report
 
 echo
 echo "Figures:"

@@ -10,8 +10,8 @@ any violation, 2 on a round that failed to run, 4 when the rounds tested too lit
 --min-crashed-share of them crashed after the load, or fewer than --min-acked acknowledged
 transactions were checked).
 
-    python3 scripts/torture.py --engine mmdb --cc no_wait --rounds 1000
-    python3 scripts/torture.py --engine mmdb --cc silo --rounds 20 --fault drop-flush
+    .venv/bin/python scripts/torture.py --engine mmdb --cc no_wait --rounds 1000
+    .venv/bin/python scripts/torture.py --engine mmdb --cc silo --rounds 20 --fault drop-flush
 """
 import argparse
 import collections

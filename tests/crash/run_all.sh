@@ -6,15 +6,16 @@
 # method (nvmvcc's two are both multi-version); zen-cicada is the papers' main configuration.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/python.sh
 out=$(mktemp /tmp/nvt-torture-XXXXXX.json)
 trap 'rm -f "$out"' EXIT
 passed=0 failed=0
-summary() { python3 -c "import json,sys; s=json.load(open('$out')); print(sys.argv[1].format(**s))" "$1"; }
+summary() { "$PYTHON" -c "import json,sys; s=json.load(open('$out')); print(sys.argv[1].format(**s))" "$1"; }
 
 for p in "mmdb no_wait" "mmdb silo" "mmdb hekaton" "zen no_wait" "zen silo" "zen cicada" "nvmvcc mcsi" "nvmvcc pgsi"; do
   set -- $p
   echo "== torture $1+$2"
-  if python3 scripts/torture.py --engine "$1" --cc "$2" --rounds "${ROUNDS:-12}" --duration 0.8 >"$out"; then
+  if "$PYTHON" scripts/torture.py --engine "$1" --cc "$2" --rounds "${ROUNDS:-12}" --duration 0.8 >"$out"; then
     summary "  {rounds} rounds ({crashed_rounds} crashed after the load, {crashed_during_load} during it), {distinct_crash_points} crash points, {acked_txns_checked} acked txns checked, {violations} violations"
     passed=$((passed + 1))
   else
@@ -28,10 +29,10 @@ done
 for f in "mmdb drop-flush 10" "mmdb drop-fence 10" "zen drop-flush 10" "zen drop-fence 45" "zen reorder-lp 30"; do
   set -- $f
   echo "== $1: fault $2 must be caught within $3 rounds"
-  if python3 scripts/torture.py --engine "$1" --cc silo --rounds "$3" --duration 0.8 \
+  if "$PYTHON" scripts/torture.py --engine "$1" --cc silo --rounds "$3" --duration 0.8 \
        --fault "$2" --stop-on-violation --min-crashed-share 0 --min-acked 0 >"$out" 2>/dev/null; then
     echo "  NOT caught in $3 rounds"; cat "$out"; failed=$((failed + 1))
-  elif python3 -c "import json; s=json.load(open('$out')); exit(s['errors'] != 0 or not s['violations'])"; then
+  elif "$PYTHON" -c "import json; s=json.load(open('$out')); exit(s['errors'] != 0 or not s['violations'])"; then
     summary "  caught at round {first_violation_round}"
     passed=$((passed + 1))
   else

@@ -4,6 +4,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
+source scripts/python.sh
 PAIRS=(mmdb-no_wait mmdb-silo zen-no_wait zen-silo nvmvcc-mcsi nvmvcc-pgsi)  # ENGINE-CC_ALG
 # The multi-version methods on both engines: built and run tiny (not in the restart test).
 MV_PAIRS=(mmdb-mvcc zen-mvcc mmdb-hekaton zen-hekaton mmdb-cicada zen-cicada)
@@ -30,7 +31,7 @@ rundb_of() { echo "$ROOT/build/$1/rundb"; }
 
 # json FILE EXPR: print the Python expression EXPR evaluated with d = the JSON object in FILE.
 json() {
-  python3 -c 'import json, sys
+  "$PYTHON" -c 'import json, sys
 d = json.load(open(sys.argv[1]))
 print(eval(sys.argv[2]))' "$1" "$2"
 }
@@ -38,7 +39,7 @@ print(eval(sys.argv[2]))' "$1" "$2"
 # check FILE COND WHAT: fail unless the Python condition COND (over d) holds for FILE's JSON.
 check() {
   local file="$1" cond="$2" what="$3"
-  python3 -c 'import json, sys
+  "$PYTHON" -c 'import json, sys
 d = json.load(open(sys.argv[1]))
 sys.exit(0 if eval(sys.argv[2]) else 1)' "$file" "$cond" || fail "$what (condition: $cond; file: $file)"
 }

@@ -11,8 +11,8 @@ for cc in "${ALL_PAIRS[@]}"; do
   "$bin" --rows 20000 --warmup 0.2 --txns $TXNS --nvm-path "$TMP/$cc.img" \
       --out "$TMP/$cc.out.json" >"$out" 2>"$TMP/$cc.err" ||
     { cat "$TMP/$cc.err" >&2; fail "$cc tiny run exited non-zero"; }
-  wall=$(python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$t0" "$(date +%s.%N)")
-  python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$out" ||
+  wall=$("$PYTHON" -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$t0" "$(date +%s.%N)")
+  "$PYTHON" -c 'import json, sys; json.load(open(sys.argv[1]))' "$out" ||
     fail "$cc stdout is not one JSON object: $(head -c 300 "$out")"
   check "$out" "d['config']['engine'] == '${cc%%-*}' and d['config']['cc'] == '${cc#*-}'" "$cc config names its pair"
   check "$out" "d['config']['rows'] == 20000 and d['config']['profile'] == 'optane-100'" "$cc config echoes the flags"

@@ -8,7 +8,7 @@ from conftest import FIXTURES, ROOT
 from experiments.capabilities import Capabilities, parse_help
 from experiments.planner import plan, run_id
 from experiments.runner import command
-from experiments.specs import all_specs, load_spec
+from experiments.specs import SpecError, all_specs, load_spec
 
 
 # The testbed as this file was written: mmdb and zen, no_wait and silo, rundb's flags then.
@@ -79,9 +79,9 @@ def test_bad_scale_and_bad_spec_are_rejected(tmp_path):
     bad = yaml.safe_load((FIXTURES / "tiny.yaml").read_text())
     del bad["plot"]
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(bad))
-    with pytest.raises(SystemExit, match="missing keys"):
+    with pytest.raises(SpecError, match="missing key 'plot'"):
         load_spec(tmp_path / "bad.yaml")
-    with pytest.raises(SystemExit, match="no spec"):
+    with pytest.raises(SpecError, match="no spec"):
         load_spec("no_such_spec")
 
 

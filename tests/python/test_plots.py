@@ -4,7 +4,7 @@ import pandas as pd
 from matplotlib.container import BarContainer, ErrorbarContainer
 
 from conftest import FIXTURES
-from plots import FAMILIES, render, scalability, stacked, table, timeline, ycsb_bars
+from plots import FAMILIES, common, render, scalability, stacked, table, timeline, ycsb_bars
 
 
 def legend_labels(fig):
@@ -141,3 +141,41 @@ def test_table_shows_the_best_value_and_where_it_is_reached():
     assert "no_wait vs silo (%)" in cells
     assert any("(threads 2)" in c or "(threads 1)" in c for c in cells)
     assert "Table 4" in caption_text(fig)
+
+
+def clashing_panels(fig):
+    fig.canvas.draw()  # lay out the text at the size the figure is saved
+    renderer = fig.canvas.get_renderer()
+    return [ax.get_title() for ax in fig.axes if common._clashing(ax, renderer)]
+
+
+def test_bar_tick_labels_never_run_into_each_other():
+    df = pd.read_csv(FIXTURES / "ycsb_read_ratio.csv")
+    ccs = ["no_wait", "wait_die", "dl_detect", "occ", "silo", "tictoc", "mvcc", "hekaton",
+           "cicada"]  # zen-vldb21 Figure 11's CC methods: long labels, many groups
+    many = pd.concat([df.assign(**{"config.cc": cc}) for cc in ccs], ignore_index=True)
+    for fig in (ycsb_bars.plot(many, x="cc", series=["engine"], facet="theta"),
+                ycsb_bars.plot(df, x="read_ratio", series=["engine", "cc"], facet="theta",
+                               y=["throughput_tps", "abort_rate"]),
+                ycsb_bars.plot(df.assign(**{"config.theta": 0.6}), x="read_ratio",
+                               series=["cc"], facet="config.persist_domain")):
+        assert clashing_panels(fig) == []
+    # Labels that fit keep their two lines, untilted.
+    fig = ycsb_bars.plot(df, x="read_ratio", series=["engine", "cc"], facet="theta")
+    assert fig.axes[0].get_xticklabels()[0].get_text() == "RO\n(100% read)"
+
+
+def test_one_repetition_draws_no_error_bars():
+    one = pd.read_csv(FIXTURES / "ycsb_read_ratio.csv").query("rep == 0")
+    fig = ycsb_bars.plot(one, series=["engine", "cc"])
+    assert all(b.errorbar is None for ax in fig.axes for b in bar_groups(ax))
+    assert "1 repetition" in caption_text(fig)
+    lines = pd.read_csv(FIXTURES / "ycsb_scalability.csv").query("rep == 0")
+    ax = scalability.plot(lines).axes[0]
+    assert not any(c.has_yerr for c in ax.containers if isinstance(c, ErrorbarContainer))
+    steps = pd.read_csv(FIXTURES / "recovery.csv").query("rep == 0")
+    ax = stacked.plot(steps, x="txns", series=["system"], prefix="recovery.steps_s").axes[0]
+    assert not [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    # With repetitions the bars have them.
+    fig = ycsb_bars.plot(pd.read_csv(FIXTURES / "ycsb_read_ratio.csv"), series=["engine", "cc"])
+    assert all(b.errorbar is not None for ax in fig.axes for b in bar_groups(ax))

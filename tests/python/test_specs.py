@@ -71,10 +71,12 @@ def spec_with(tmp_path, **changes):
     return load_spec(path)
 
 
-def test_a_flag_rundb_lacks_makes_the_spec_pending(tmp_path):
-    p = plan(spec_with(tmp_path, fixed={"warp_factor": 9}), "small", 1, caps=TODAY)
+def test_a_declared_flag_rundb_lacks_makes_the_spec_pending(tmp_path):
+    spec = spec_with(tmp_path, fixed={"warp_factor": 9},
+                     pending=[{"flags": ["warp_factor"], "reason": "issue 99"}])
+    p = plan(spec, "small", 1, caps=TODAY)
     assert not p.runs and len(p.pending) == 4
-    assert all(e["reason"] == "rundb has no flag --warp-factor" for _, e in p.pending)
+    assert all(e["reason"] == "rundb has no flag --warp-factor (issue 99)" for _, e in p.pending)
 
 
 def test_a_value_a_flag_does_not_accept_is_pending(tmp_path):

@@ -36,7 +36,7 @@ T_ROUNDS=${T_ROUNDS:-3}
 t0=$SECONDS
 for cc in "${EVERY[@]}"; do
   rc=0
-  python3 scripts/torture.py --engine "${cc%%-*}" --cc "${cc#*-}" --rounds "$T_ROUNDS" --duration 0.5 \
+  "$PYTHON" scripts/torture.py --engine "${cc%%-*}" --cc "${cc#*-}" --rounds "$T_ROUNDS" --duration 0.5 \
       --min-crashed-share 0.3 --min-acked 1 >"$TMP/torture-$cc.json" 2>"$TMP/torture-$cc.err" || rc=$?
   [[ $rc -eq 0 ]] || { cat "$TMP/torture-$cc.json" "$TMP/torture-$cc.err" >&2; fail "torture of $cc exited $rc"; }
   say "torture $cc: $(json "$TMP/torture-$cc.json" \

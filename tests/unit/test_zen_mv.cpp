@@ -118,6 +118,22 @@ Outcome run(Db& db) {
   return out;
 }
 
+// A DRAM budget that leaves Zen's Met-Cache a quarter of the table's entries (P = 4), measured
+// against a probe database whose cache holds the whole table.
+template <class CC>
+uint64_t quarter_cache_dram(const DbOptions& o) {
+  using ZenDb = test::TestDb<CC, zen::Zen>;
+  uint64_t cache_bytes = 0, used = 0;
+  {
+    TempPath p("zen-mv-probe");
+    ZenDb probe(p.str(), o);
+    used = probe.dram->used();
+    cache_bytes = probe.eng->stats()["met_cache"]["accounts"]["bytes"].template get<uint64_t>();
+  }
+  uint64_t entry = zen::MetCache<typename CC::Meta>::entry_bytes(test::kTuple);
+  return used - cache_bytes + kRows * entry / 4;
+}
+
 }  // namespace
 
 template <class CC>
@@ -140,16 +156,7 @@ TYPED_TEST(ZenMvTest, AbortRateAtLowContentionIsCloseToMmdbsWhenMostAccessesRefi
     mmdb = run(db);
     EXPECT_EQ(db.total(), int64_t(kRows) * 1000 + mmdb.writes);
   }
-  uint64_t cache_bytes = 0, used = 0;
-  {  // the DRAM Zen needs besides its Met-Cache, measured with a cache for the whole table
-    TempPath p("zen-mv-probe");
-    ZenDb probe(p.str(), o);
-    used = probe.dram->used();
-    cache_bytes = probe.eng->stats()["met_cache"]["accounts"]["bytes"].template get<uint64_t>();
-  }
-  // P = 4 for the Met-Cache: a quarter of the table's entries (the probe's cache may hold more).
-  uint64_t entry = zen::MetCache<typename TypeParam::Meta>::entry_bytes(test::kTuple);
-  o.dram_bytes = used - cache_bytes + kRows * entry / 4;
+  o.dram_bytes = quarter_cache_dram<TypeParam>(o);
   TempPath p("zen-mv-zen");
   ZenDb db(p.str(), o);
   db.load(1000);
@@ -181,15 +188,7 @@ TYPED_TEST(ZenMvTest, RefilledTuplesKeepPairSumsForEveryReader) {
   DbOptions o;
   o.rows = kRows;
   o.threads = kThreads;
-  uint64_t cache_bytes = 0, used = 0;
-  {
-    TempPath p("zen-mv-probe2");
-    ZenDb probe(p.str(), o);
-    used = probe.dram->used();
-    cache_bytes = probe.eng->stats()["met_cache"]["accounts"]["bytes"].template get<uint64_t>();
-  }
-  uint64_t entry = zen::MetCache<typename TypeParam::Meta>::entry_bytes(test::kTuple);
-  o.dram_bytes = used - cache_bytes + kRows * entry / 4;
+  o.dram_bytes = quarter_cache_dram<TypeParam>(o);
   TempPath p("zen-mv-pairs");
   ZenDb db(p.str(), o);
   db.load(1000);

@@ -14,6 +14,7 @@ import pandas as pd  # noqa: E402
 METRICS = {
     "throughput_tps": ("Throughput (K txn/s)", 1e-3),
     "abort_rate": ("Abort rate (%)", 100.0),
+    "retry_rate": ("Committed transactions retried (%)", 100.0),
     "cache_hit_rate": ("Cache hit rate (%)", 100.0),
     "latency_us.avg": ("Average latency (µs)", 1.0),
     "latency_us.p99": ("99th percentile latency (µs)", 1.0),

@@ -103,12 +103,12 @@ void print_summary(const nlohmann::json& out) {
     std::cerr << "  INTERRUPTED: the results below cover the run until the signal\n";
   char buf[512];
   snprintf(buf, sizeof buf,
-           "  %.0f txn/s committed (%lu committed, %lu aborted, abort rate %.3f) over %.2f s\n"
+           "  %.0f txn/s committed (%lu committed, %lu aborted, abort rate %.3f, retry rate %.3f) over %.2f s\n"
            "  latency us: avg %.1f p50 %.1f p99 %.1f p999 %.1f\n"
            "  per txn: clwb %.2f sfence %.2f NVM read %.0f B NVM write %.0f B; DRAM hit rate %.3f\n",
            r["throughput_tps"].get<double>(), (unsigned long)r["committed"].get<uint64_t>(),
            (unsigned long)r["aborted"].get<uint64_t>(), r["abort_rate"].get<double>(),
-           r["measured_s"].get<double>(), r["latency_us"]["avg"].get<double>(),
+           r["retry_rate"].get<double>(), r["measured_s"].get<double>(), r["latency_us"]["avg"].get<double>(),
            r["latency_us"]["p50"].get<double>(), r["latency_us"]["p99"].get<double>(),
            r["latency_us"]["p999"].get<double>(), r["per_txn"]["clwb"].get<double>(),
            r["per_txn"]["sfence"].get<double>(), r["per_txn"]["nvm_read_bytes"].get<double>(),

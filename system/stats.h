@@ -40,6 +40,7 @@ class LatencyHistogram {
 struct ThreadStats {
   std::atomic<uint64_t> committed{0};  // atomic so the timeline can sample it
   std::array<uint64_t, size_t(AbortCause::kCount)> aborts{};
+  uint64_t retried = 0;  // committed transactions that needed at least one retry
   LatencyHistogram latency;
   dev::Counters dev_start, dev_end;    // device counters at the measured phase's bounds
   uint64_t engine_hits = 0, engine_accesses = 0;

@@ -178,4 +178,31 @@ TEST(CountersRun, MmdbCheckpointerCountedInMeasuredPhaseAndRecoveryReported) {
   EXPECT_TRUE(rv.contains("charged_s"));  // its value depends on the host's calibration
 }
 
+// A contended NO_WAIT run: every retried transaction aborted at least once before it committed,
+// so retried <= aborted and retried <= committed, and retry_rate is retried over committed.
+TEST(CountersRun, RetriedTransactionsCountEachConflictedCommitOnce) {
+  TempPath path("counters-retry");
+  Options o;
+  o.rows = 2000;
+  o.dram_size = 64ull << 20;  // the default P share of 2000 rows leaves no room for buffers
+  o.theta = 0.99;
+  o.read_ratio = 0.5;
+  o.threads = 2;
+  o.warmup_s = 0;
+  o.txns = 20000;  // per thread
+  o.profile = "dram";
+  o.nvm_path = path.str();
+  o.log_size = 16ull << 20;
+  RunContext ctx{o, "mmdb", "no_wait"};
+  nlohmann::json out = run_pair<mmdb::Mmdb<cc::NoWait>, cc::NoWait, Ycsb>(ctx);
+  auto& r = out["results"];
+  uint64_t retried = r["retried"].get<uint64_t>(), committed = r["committed"].get<uint64_t>();
+  uint64_t aborted = r["aborted"].get<uint64_t>();
+  ASSERT_GT(aborted, 0u) << "theta 0.99 on 2000 rows must conflict for this test to mean anything";
+  EXPECT_GT(retried, 0u) << r.dump();
+  EXPECT_LE(retried, aborted);
+  EXPECT_LE(retried, committed);
+  EXPECT_DOUBLE_EQ(r["retry_rate"].get<double>(), double(retried) / double(committed));
+}
+
 }  // namespace

@@ -110,7 +110,9 @@ class Wbl {
     std::vector<Garbage> tombstones;  // held until recovery (as Zen's)
     std::vector<uint32_t> regions;    // heap regions this thread writes; its own one last
     std::vector<uint64_t> hand;
+    std::vector<uint64_t> foreign_hand;  // per (table, region): victim() in other regions
     std::vector<uint32_t> need;
+    uint64_t borrowed = 0;  // entries taken from other regions
     uint64_t min_cts = 0, last_cts = 0, txn_seq = 0;
     uint64_t meta_flushes = 0, meta_fences = 0, versions = 0, grant_waits = 0, reclaimed = 0;
     std::chrono::steady_clock::time_point short_since{};
@@ -203,6 +205,7 @@ class Wbl {
         if (int(r % uint32_t(nthreads_)) == t) th.regions.push_back(r);
       th.regions.push_back(uint32_t(t));
       th.hand.assign(tables_.size(), 0);
+      th.foreign_hand.assign(tables_.size() * size_t(nthreads_), 0);
       th.need.assign(tables_.size(), 0);
     }
   }
@@ -674,7 +677,7 @@ class Wbl {
                              {"bytes", t->cache->bytes()},
                              {"table_rows", t->info.capacity},
                              {"evictions", t->cache->evictions.load()}};
-    uint64_t hits = 0, acc = 0, mf = 0, mfe = 0, ver = 0, waits = 0, rec = 0, pending = 0;
+    uint64_t hits = 0, acc = 0, mf = 0, mfe = 0, ver = 0, waits = 0, rec = 0, pending = 0, borrowed = 0;
     for (auto& th : threads_) {
       hits += th.hits;
       acc += th.accesses;
@@ -684,8 +687,10 @@ class Wbl {
       waits += th.grant_waits;
       rec += th.reclaimed;
       pending += th.garbage.size();
+      borrowed += th.borrowed;
     }
     return {{"tuple_cache", cache},
+            {"cache_entries_borrowed", borrowed},
             {"cache_hits", hits},
             {"tuple_accesses", acc},
             {"versions_written", ver},
@@ -814,6 +819,17 @@ class Wbl {
         throw std::logic_error("wbl: evicted cache entry was not indexed");
     };
     if (Entry* e = t.cache->victim(th.tid, th.hand[table], unlink)) return e;
+    // Every entry of the own region is pinned (a transaction that touches many tuples, e.g.
+    // TPC-C's StockLevel): take one from another region. Entries hold images only (the CC
+    // metadata is in the heads), so any thread may evict any unpinned entry: the state CAS
+    // decides, and each thread walks other regions with hands of its own.
+    for (int r = 1; r < nthreads_; r++) {
+      int o = (th.tid + r) % nthreads_;
+      if (Entry* e = t.cache->victim(o, th.foreign_hand[size_t(table) * size_t(nthreads_) + size_t(o)], unlink)) {
+        th.borrowed++;
+        return e;
+      }
+    }
     throw std::runtime_error("wbl: tuple cache region of " + t.info.name +
                              " too small for one transaction (every entry pinned; raise --dram-size)");
   }

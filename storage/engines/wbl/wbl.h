@@ -25,7 +25,7 @@
 //
 // CC metadata persistence: the engine sees the transaction between CC calls (lookup/insert of
 // the next tuple, persist(), release()); there it compares each touched head with a snapshot
-// and flushes those that changed, then fences once. The CC's own dev::update()/write() calls
+// and persists (flush + fence) each one that changed. The CC's own dev::update()/write() calls
 // have already counted the stores, so those flushes count clwb only (dev::flush_written).
 #pragma once
 #include <x86intrin.h>
@@ -776,10 +776,11 @@ class Wbl {
       t.snap[w] = std::atomic_ref<uint64_t>(reinterpret_cast<uint64_t*>(h)[w]).load(std::memory_order_relaxed);
   }
 
-  // Flush the heads (from tracked[from] on) whose CC metadata changed since their snapshot,
-  // then fence once: the CC's metadata is persisted when it changes.
+  // Persist the heads (from tracked[from] on) whose CC metadata changed since their snapshot:
+  // each one flushed and fenced on its own, as a persist per metadata write (what the Zen
+  // paper's WBL does; one fence for several tuples' metadata would be an optimization WBL does
+  // not describe).
   void persist_meta(Thread& th, size_t from) {
-    bool any = false;
     for (size_t i = from; i < th.tracked.size(); i++) {
       Tracked& t = th.tracked[i];
       bool changed = false;
@@ -789,11 +790,8 @@ class Wbl {
       }
       if (!changed) continue;
       dev::flush_written(t.head, kHeadStride);
-      th.meta_flushes++;
-      any = true;
-    }
-    if (any) {
       dev::fence();
+      th.meta_flushes++;
       th.meta_fences++;
     }
   }

@@ -563,28 +563,50 @@ class Wbl {
     dev::crash_point("wbl.recovery_deletes");
     rep.lap("resolve_deletes");
 
-    // Heads: each live tuple keeps its head id; its CC metadata starts fresh. Free lists.
+    // Heads: each live tuple keeps its head id; its CC metadata starts fresh (in parallel over
+    // parts of each table's index). Then the ordered indexes (a thread per table) and free lists.
+    struct Part { uint32_t table; uint64_t lo, hi; };
+    std::vector<Part> parts;
+    std::vector<std::unique_ptr<std::atomic<uint8_t>[]>> taken(tables_.size());
     for (uint32_t ti = 0; ti < tables_.size(); ti++) {
       Table& t = *tables_[ti];
-      std::vector<bool> taken(t.info.capacity, false);
-      uint64_t top = 0;
-      bool bad = false;
-      t.index->for_each([&](uint64_t key, uint64_t x) {
-        uint32_t hid = Version::at(zen::nvm_of(x))->head();
-        if (hid >= t.info.capacity || taken[hid]) { bad = true; return; }
-        taken[hid] = true;
-        top = std::max<uint64_t>(top, uint64_t(hid) + 1);
-        new (head(t, hid)) Meta();
-        dev::write(head(t, hid), sizeof(Meta));
-        if (t.ordered) t.ordered->insert(key);
-        rep.rows++;
-      });
-      if (bad) throw std::runtime_error("wbl recovery: two tuples of " + t.info.name + " share a head");
-      t.head_next.store(top);
-      t.free_heads.clear();
-      for (uint64_t h = top; h-- > 0;)
-        if (!taken[h]) t.free_heads.push_back(uint32_t(h));
+      taken[ti].reset(new std::atomic<uint8_t>[t.info.capacity]());
+      const uint64_t n = t.index->slot_count(), step = 1 << 16;
+      for (uint64_t lo = 0; lo < n; lo += step) parts.push_back({ti, lo, std::min(n, lo + step)});
     }
+    std::vector<uint64_t> tops(tables_.size() * nw, 0), rows(nw, 0);
+    std::atomic<bool> shared_head{false};
+    next = 0;
+    parallel(nthreads, [&](int w) {
+      for (size_t i; (i = next.fetch_add(1)) < parts.size();) {
+        Table& t = *tables_[parts[i].table];
+        uint64_t& top = tops[parts[i].table * nw + size_t(w)];
+        t.index->for_each_in(parts[i].lo, parts[i].hi, [&](uint64_t, uint64_t x) {
+          uint32_t hid = Version::at(zen::nvm_of(x))->head();
+          if (hid >= t.info.capacity || taken[parts[i].table][hid].exchange(1)) { shared_head = true; return; }
+          top = std::max<uint64_t>(top, uint64_t(hid) + 1);
+          new (head(t, hid)) Meta();
+          dev::write(head(t, hid), sizeof(Meta));
+          rows[size_t(w)]++;
+        });
+      }
+    });
+    if (shared_head) throw std::runtime_error("wbl recovery: two tuples share a head, or a head id is out of range");
+    for (uint64_t r : rows) rep.rows += r;
+    rep.lap("rebuild_heads");
+    next = 0;
+    parallel(std::min<int>(nthreads, int(tables_.size())), [&](int) {
+      for (size_t ti; (ti = next.fetch_add(1)) < tables_.size();) {
+        Table& t = *tables_[ti];
+        uint64_t top = 0;
+        for (size_t w = 0; w < nw; w++) top = std::max(top, tops[ti * nw + w]);
+        t.head_next.store(top);
+        t.free_heads.clear();
+        for (uint64_t h = top; h-- > 0;)
+          if (!taken[ti][h].load(std::memory_order_relaxed)) t.free_heads.push_back(uint32_t(h));
+        if (t.ordered) t.index->for_each([&](uint64_t key, uint64_t) { t.ordered->insert(key); });
+      }
+    });
     for (auto& v : freed)
       for (char* s : v) regions_[pages_->region_of(s)]->put(pages_->table_of(s), s, true);
     uint64_t top = cd;
@@ -603,7 +625,7 @@ class Wbl {
     cd_.store(top);
     recovery_cp_ = cp;
     recovery_cd_ = cd;
-    rep.lap("rebuild_heads_free_lists");
+    rep.lap("rebuild_ordered_indexes_free_lists");
     return rep;
   }
 

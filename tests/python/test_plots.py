@@ -1,10 +1,11 @@
 import shutil
 
+import matplotlib.colors
 import pandas as pd
 from matplotlib.container import BarContainer, ErrorbarContainer
 
 from conftest import FIXTURES
-from plots import FAMILIES, render, scalability, stacked, table, timeline, ycsb_bars
+from plots import FAMILIES, common, render, scalability, stacked, table, timeline, ycsb_bars
 
 
 def legend_labels(fig):
@@ -141,3 +142,15 @@ def test_table_shows_the_best_value_and_where_it_is_reached():
     assert "no_wait vs silo (%)" in cells
     assert any("(threads 2)" in c or "(threads 1)" in c for c in cells)
     assert "Table 4" in caption_text(fig)
+
+
+def test_engines_keep_their_hue_in_the_papers_order():
+    names = ["mmdb/cicada", "wbl/cicada", "zen/cicada", "mmdb/silo", "zen/silo", "other"]
+    c = common.colours(names)
+    assert set(c) == set(names)
+    hue = {e: matplotlib.colors.rgb_to_hsv(matplotlib.colors.to_rgb(c[f"{e}/cicada"]))[0]
+           for e in ("mmdb", "wbl", "zen")}
+    assert len({round(h, 1) for h in hue.values()}) == 3  # three engines, three hues
+    assert c["mmdb/cicada"] != c["mmdb/silo"]  # two methods of one engine: two shades
+    assert common.ENGINE_ORDER[:4] == ["mmdb", "wbl", "foedus", "zen"]
+    assert c["other"] == "C0"

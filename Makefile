@@ -5,7 +5,7 @@ CC_ALG ?= no_wait
 DEVICE_MODEL ?= 1
 # Zen's naive NVM space management (papers/zen-vldb21.txt Figure 14), built apart.
 ZEN_NAIVE_ALLOC ?= 0
-ENGINES := mmdb zen nvmvcc
+ENGINES := mmdb zen nvmvcc wbl
 CC_ALGS := no_wait silo wait_die dl_detect occ tictoc hstore mvcc hekaton cicada mcsi pgsi
 # The CC methods each engine supports (its supports<CC>; an unlisted pair fails to compile).
 # `make pairs` prints every valid ENGINE-CC_ALG pair (tests/e2e/test_build.sh builds them).
@@ -13,6 +13,7 @@ NVMVCC_CCS := mcsi pgsi
 ENGINE_CCS_mmdb = $(filter-out $(NVMVCC_CCS),$(CC_ALGS))
 ENGINE_CCS_zen = $(filter-out $(NVMVCC_CCS),$(CC_ALGS))
 ENGINE_CCS_nvmvcc = $(NVMVCC_CCS)
+ENGINE_CCS_wbl = $(filter-out $(NVMVCC_CCS),$(CC_ALGS))
 PAIRS := $(foreach e,$(ENGINES),$(addprefix $(e)-,$(ENGINE_CCS_$(e))))
 
 ifeq ($(filter $(ENGINE),$(ENGINES)),)

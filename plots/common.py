@@ -33,6 +33,37 @@ WORKLOADS = {1.0: "RO", 0.9: "RH", 0.5: "BA", 0.1: "WH"}  # zen-vldb21's read/wr
 SKEWS = {0.0: "No skew", 0.6: "Low skew", 0.95: "High skew"}
 
 
+# Engines in the papers' order (zen-vldb21 Figures 5-10 and 17-20: MMDB, WBL, FOEDUS, Zen; then
+# the other papers' engines), each with a hue of its own so an engine keeps its colour in every
+# figure; several series of one engine (its CC methods) are shades of that hue.
+ENGINE_ORDER = ["mmdb", "wbl", "foedus", "zen", "nvmvcc", "nvcaracal"]
+ENGINE_CMAPS = {"mmdb": "Blues", "wbl": "Oranges", "foedus": "Purples", "zen": "Reds",
+                "nvmvcc": "Greens", "nvcaracal": "Greys"}
+
+
+def colours(names):
+    """A colour per series name. A name whose first part is an engine ('wbl/cicada', 'wbl')
+    takes a shade of the engine's hue (darkest first, in the order given); any other name a
+    colour of matplotlib's cycle."""
+    by_engine = {}
+    for n in names:
+        e = str(n).split("/")[0]
+        if e in ENGINE_CMAPS:
+            by_engine.setdefault(e, []).append(n)
+    out, other = {}, 0
+    for n in names:
+        e = str(n).split("/")[0]
+        if e in ENGINE_CMAPS:
+            group = by_engine[e]
+            k = group.index(n)
+            shade = 0.8 - (0.45 * k / (len(group) - 1) if len(group) > 1 else 0.0)
+            out[n] = plt.get_cmap(ENGINE_CMAPS[e])(shade)
+        else:
+            out[n] = f"C{other % 10}"
+            other += 1
+    return out
+
+
 def column(df, name):
     """A setting, label or metric by short name (threads, throughput_tps) or full name."""
     for col in (name, f"label.{name}", f"config.{name}", f"setting.{name}", f"results.{name}"):

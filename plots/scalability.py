@@ -13,10 +13,12 @@ def plot(df, x="threads", series=("engine", "cc"), facet=None, y="throughput_tps
     for _, sub, ax, one_y in panels:
         ycol, _, factor = common.metric(df, one_y)
         stats = common.summarize(sub, ["series", xcol], ycol)
-        for name in common.ordered(df, "series"):
+        names = common.ordered(df, "series")
+        colour = common.colours(names)
+        for name in names:
             line = stats[stats["series"] == name]
             ax.errorbar(line[xcol], line["mean"] * factor, yerr=common.error_bars(line["std"] * factor),
-                        marker="o", capsize=3, label=name)
+                        marker="o", capsize=3, label=name, color=colour[name])
         if logx:
             ax.set_xscale("log")
         ticks = sorted(sub[xcol].unique())

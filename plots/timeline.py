@@ -20,14 +20,16 @@ def plot(df, series=("engine", "cc"), facet=None, figure=None):
     df = common.with_series(df, series)
     fig, panels = common.facets(df, facet)
     for _, sub, ax, _ in panels:
-        for name in common.ordered(df, "series"):
+        names = common.ordered(df, "series")
+        colour = common.colours(names)
+        for name in names:
             rows = sub[sub["series"] == name]
             if rows.empty:
                 continue
             t, mean, std = curves(rows)
-            ax.plot(t, mean / 1e3, label=name)
+            ax.plot(t, mean / 1e3, label=name, color=colour[name])
             if rows["rep"].nunique() > 1:  # a band only where repetitions give a spread
-                ax.fill_between(t, (mean - std) / 1e3, (mean + std) / 1e3, alpha=0.2)
+                ax.fill_between(t, (mean - std) / 1e3, (mean + std) / 1e3, alpha=0.2, color=colour[name])
         ax.set_xlabel("Time (s)")
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)

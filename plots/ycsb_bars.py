@@ -13,6 +13,7 @@ def plot(df, x="read_ratio", series=("engine", "cc"), facet="theta", y="throughp
     # The papers order workloads from read-only to write-heavy.
     xs = common.ordered(df, xcol)[::-1] if x == "read_ratio" else common.ordered(df, xcol)
     names = common.ordered(df, "series")
+    colour = common.colours(names)
     width = 0.8 / len(names)
     fig, panels = common.facets(df, facet, y=y)
     for _, sub, ax, one_y in panels:
@@ -22,7 +23,7 @@ def plot(df, x="read_ratio", series=("engine", "cc"), facet="theta", y="throughp
             rows = stats.reindex([(name, v) for v in xs])
             ax.bar(np.arange(len(xs)) + (i - (len(names) - 1) / 2) * width,
                    rows["mean"] * factor, width, yerr=common.error_bars(rows["std"] * factor),
-                   capsize=2, label=name)
+                   capsize=2, label=name, color=colour[name])
         ax.set_xticks(np.arange(len(xs)), [common.x_label(v, x) for v in xs])
         ax.set_xlabel("Workload" if x == "read_ratio" else common.SETTING_LABELS.get(x, x))
         ax.grid(axis="y", alpha=0.3)

@@ -31,6 +31,18 @@ POINTS = {
     "mmdb": ["mmdb.before_log_fence", "mmdb.after_log_fence", "mmdb.checkpoint_before_header"],
     "zen": ["zen.slot_header", "zen.before_fence", "zen.after_fence", "zen.after_lp_flush"],
     "nvmvcc": ["nvmvcc.version_header", "nvmvcc.head_cas", "nvmvcc.payloads", "nvmvcc.commit_status"],
+    # WBL: a commit's versions flushed but not fenced, fenced but no record yet (between the
+    # version persist and the record), the group commit's record appended but not fenced, and
+    # durable.
+    "wbl": ["wbl.before_version_fence", "wbl.versions_persisted", "wbl.record_before_fence",
+            "wbl.record_durable"],
+}
+# Named points inside recovery, for the rounds that crash the recovery itself (else it crashes
+# after a random fence or time). WBL: after the scan erased the versions above cp, after the
+# deletes were resolved, before and inside the append of the record that closes recovery.
+RECOVERY_POINTS = {
+    "wbl": ["wbl.recovery_scanned", "wbl.recovery_deletes", "wbl.recovery_before_record",
+            "wbl.record_before_fence"],
 }
 
 
@@ -105,7 +117,10 @@ def one_round(binary, engine, rnd, rng, args, workdir):
     # Sometimes crash the recovery as well, then recover again: recovery must be idempotent.
     recovery_crash = rng.random() < args.recovery_crash_share
     if recovery_crash:
-        rspec = rng.choice([f"fence:{rng.randint(1, 20)}", f"time:{rng.randint(1, 40)}"])
+        rspec = rng.choice([f"fence:{rng.randint(1, 20)}", f"time:{rng.randint(1, 40)}"] +
+                           [f"point:{p}" for p in RECOVERY_POINTS.get(engine, [])])
+        if rspec.startswith("point:"):
+            label += " + recovery " + rspec
         rc2, _, err2 = run([binary] + common + ["--recover", "--power-fail", "--crash-at", rspec])
         if rc2 not in (0, CRASH_EXIT) and "no complete" not in err2:
             return {"error": f"crashed recovery exited {rc2}: {err2.strip()[-400:]}", "label": label}
@@ -137,7 +152,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--duration", type=float, default=1.5)
     ap.add_argument("--fault", default="none",
-                    choices=["none", "drop-flush", "drop-fence", "reorder-lp"])
+                    choices=["none", "drop-flush", "drop-fence", "reorder-lp", "early-record"])
     ap.add_argument("--recovery-crash-share", type=float, default=0.2)
     # Floors on what the rounds tested: a run whose rounds never reached their crash point (or
     # all crashed while loading) checked no acknowledged transaction against a crash and must

@@ -41,6 +41,7 @@ struct EngineOptions {
   uint64_t log_bytes = 64ull << 20;  // MMDB: redo log per thread
   bool checkpoint_after_load = true; // MMDB: the checkpoint recovery starts from
   double checkpoint_log_fill = 0.5;  // MMDB: fuzzy checkpoint when a log is this full
+  int group_commit_us = 100;         // WBL: group-commit interval
 };
 
 struct EngineEnv {

@@ -96,8 +96,12 @@ class HashIndex {
   }
 
   template <class F>
-  void for_each(F&& f) const {
-    for (uint64_t i = 0; i < cap_; i++) {
+  void for_each(F&& f) const { for_each_in(0, cap_, f); }
+  // The same over slots [lo, hi) of slot_count(): several threads may each take a part.
+  uint64_t slot_count() const { return cap_; }
+  template <class F>
+  void for_each_in(uint64_t lo, uint64_t hi, F&& f) const {
+    for (uint64_t i = lo; i < hi && i < cap_; i++) {
       uint64_t k = slots_[i].key.load(std::memory_order_acquire);
       uint64_t v = slots_[i].value.load(std::memory_order_acquire);
       if (k != kEmptyKey && v != kNoValue && v != kRemoved) f(k, v);

@@ -79,6 +79,7 @@ nlohmann::json run_pair(const RunContext& ctx) {
   eo.threads = o.threads;
   eo.checkpoint_after_load = o.checkpoint == "after-load";
   eo.checkpoint_log_fill = o.checkpoint_fill;
+  eo.group_commit_us = o.group_commit_us;
   eo.log_bytes = o.log_size ? o.log_size
                             : std::min<uint64_t>(4ull << 30, std::max<uint64_t>(64ull << 20, 2 * db_bytes / uint64_t(o.threads)));
   eo.log_bytes = (eo.log_bytes + (2ull << 20) - 1) / (2ull << 20) * (2ull << 20);

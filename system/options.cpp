@@ -121,7 +121,7 @@ nlohmann::json Options::to_json() const {
       {"dram_size", dram_size},   {"p_ratio", p_ratio},
       {"profile", profile},       {"persist_domain", persist_domain},
       {"numa_nodes", numa_nodes}, {"checkpoint", checkpoint}, {"checkpoint_fill", checkpoint_fill},
-      {"log_size", log_size},     {"recover", recover},
+      {"log_size", log_size},     {"group_commit_us", group_commit_us}, {"recover", recover},
       {"recovery_threads", recovery_threads},
       {"workload", workload},     {"rows", rows},
       {"read_ratio", read_ratio}, {"theta", theta},
@@ -185,6 +185,7 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
 
   app.add_option("--checkpoint", o.checkpoint, "MMDB: checkpoint after load (recovery needs one)")->check(CLI::IsMember({"none", "after-load"}))->capture_default_str();
   app.add_option("--checkpoint-fill", o.checkpoint_fill, "MMDB: take a fuzzy checkpoint (and truncate the logs) when a redo log is this full")->check(CLI::Range(0.05, 1.0))->capture_default_str();
+  app.add_option("--group-commit-us", o.group_commit_us, "WBL: group-commit interval in microseconds (a {cp, cd} record per interval)")->check(CLI::Range(1, 1000000))->capture_default_str();
   app.add_option("--log-size", log_size, "MMDB: redo log per thread (default: max(64M, 2 x database / threads))")->check(size);
 
   app.add_flag("--recover", o.recover, "recover from the existing NVM image at --nvm-path instead of loading, then stop");
@@ -197,7 +198,7 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
     try { dev::parse_crash(s); return std::string(); } catch (const std::exception& e) { return std::string(e.what()); }
   });
   app.add_option("--evict-prob", o.evict_prob, "with --power-fail: share of dirty unflushed lines written back early at the crash")->check(finite)->check(CLI::Range(0.0, 1.0));
-  app.add_option("--fault", o.fault, "inject a persistence bug the crash tests must catch")->check(CLI::IsMember({"none", "drop-flush", "drop-fence", "reorder-lp"}))->capture_default_str();
+  app.add_option("--fault", o.fault, "inject a persistence bug the crash tests must catch")->check(CLI::IsMember({"none", "drop-flush", "drop-fence", "reorder-lp", "early-record"}))->capture_default_str();
   app.add_option("--workload", o.workload, "benchmark; ycsb-a/b/c: YCSB with --read-ratio 0.5/0.95/1; ycsb-d: 95% reads of the latest keys, 5% inserts; ycsb-e: 95% short scans, 5% inserts")->check(CLI::IsMember({"ycsb", "ycsb-a", "ycsb-b", "ycsb-c", "ycsb-d", "ycsb-e", "smallbank", "tpcc"}))->capture_default_str();
   app.add_option("--rows", o.rows, "YCSB table rows")->check(CLI::Range(uint64_t(1), uint64_t(1) << 36))->capture_default_str();
   app.add_option("--read-ratio", o.read_ratio, "YCSB share of read requests")->check(finite)->check(CLI::Range(0.0, 1.0))->capture_default_str();

@@ -32,6 +32,7 @@ struct Options {
   std::string checkpoint = "after-load";
   double checkpoint_fill = 0.5;  // MMDB: fuzzy checkpoint when a redo log is this full
   uint64_t log_size = 0;       // 0 = auto
+  int group_commit_us = 100;   // WBL: group-commit interval (the Zen paper's setting)
   // Recovery and verification
   bool recover = false;
   int recovery_threads = 0;    // 0 = --threads

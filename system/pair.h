@@ -17,6 +17,7 @@
 #include "storage/engines/mmdb/mmdb.h"
 #include "storage/engines/zen/zen.h"
 #include "storage/engines/nvmvcc/nvmvcc.h"
+#include "storage/engines/wbl/wbl.h"
 
 #define NVT_STR2(x) #x
 #define NVT_STR(x) NVT_STR2(x)
@@ -42,6 +43,7 @@ using cc_cicada = cc::Cicada;
 template <class CC> using engine_mmdb = mmdb::Mmdb<CC>;
 template <class CC> using engine_zen = zen::Zen<CC>;
 template <class CC> using engine_nvmvcc = nvmvcc::NvMvcc<CC>;
+template <class CC> using engine_wbl = wbl::Wbl<CC>;
 
 using CC = NVT_CAT(cc_, CC_ALG);
 using Engine = NVT_CAT(engine_, ENGINE)<CC>;

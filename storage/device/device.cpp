@@ -108,6 +108,16 @@ void flush(const void* p, size_t len) {
   if (g_power_fail) g_power_fail->on_flush(p, len);
 }
 
+void flush_written(const void* p, size_t len) {
+  if (len == 0) return;
+#if DEVICE_MODEL
+  auto a = reinterpret_cast<uintptr_t>(p);
+  if (!g_model.eadr) t_counters.clwb += ((a + len - 1) / kLine) - (a / kLine) + 1;
+#endif
+  if (!g_model.eadr) pmem_flush(p, len);
+  if (g_power_fail) g_power_fail->on_flush(p, len);
+}
+
 void fence() {
 #if DEVICE_MODEL
   Counters& c = t_counters;

@@ -136,6 +136,10 @@ inline void update(const void*, size_t) {}
 // power-failure mode to come.
 void flush(const void* p, size_t len);
 void fence();
+// flush() of lines whose stores were already counted where they were made (a CC method's
+// dev::update/write on metadata an engine keeps in persistent NVM, as WBL does): counts the
+// clwb and nothing more, so each store is counted once.
+void flush_written(const void* p, size_t len);
 // Non-temporal copy of len bytes into NVM (no fence), counted as written and flushed.
 void nt_copy(void* dst, const void* src, size_t len);
 // Convenience: flush then fence.

@@ -47,7 +47,8 @@ Fault parse_fault(const std::string& s) {
   if (s == "drop-flush") return Fault::DropFlush;
   if (s == "drop-fence") return Fault::DropFence;
   if (s == "reorder-lp") return Fault::ReorderLP;
-  throw std::invalid_argument("unknown fault '" + s + "' (none, drop-flush, drop-fence, reorder-lp)");
+  if (s == "early-record") return Fault::EarlyRecord;
+  throw std::invalid_argument("unknown fault '" + s + "' (none, drop-flush, drop-fence, reorder-lp, early-record)");
 }
 
 const char* fault_name(Fault f) {
@@ -55,6 +56,7 @@ const char* fault_name(Fault f) {
     case Fault::DropFlush: return "drop-flush";
     case Fault::DropFence: return "drop-fence";
     case Fault::ReorderLP: return "reorder-lp";
+    case Fault::EarlyRecord: return "early-record";
     default: return "none";
   }
 }

@@ -21,7 +21,8 @@ constexpr int kCrashExit = 86;
 
 // Protocol bugs that engines inject at their own persistence points, to prove the crash tests
 // can fail: each must be caught by the torture command.
-enum class Fault { None, DropFlush, DropFence, ReorderLP };
+// EarlyRecord (WBL): the group commit's record claims commits whose versions are not yet fenced.
+enum class Fault { None, DropFlush, DropFence, ReorderLP, EarlyRecord };
 Fault parse_fault(const std::string& s);  // throws std::invalid_argument
 const char* fault_name(Fault f);
 

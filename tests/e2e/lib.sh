@@ -5,9 +5,9 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 source scripts/python.sh
-PAIRS=(mmdb-no_wait mmdb-silo zen-no_wait zen-silo nvmvcc-mcsi nvmvcc-pgsi)  # ENGINE-CC_ALG
-# The multi-version methods on both engines: built and run tiny (not in the restart test).
-MV_PAIRS=(mmdb-mvcc zen-mvcc mmdb-hekaton zen-hekaton mmdb-cicada zen-cicada)
+PAIRS=(mmdb-no_wait mmdb-silo zen-no_wait zen-silo nvmvcc-mcsi nvmvcc-pgsi wbl-no_wait wbl-silo)  # ENGINE-CC_ALG
+# The multi-version methods on the three engines: built and run tiny (not in the restart test).
+MV_PAIRS=(mmdb-mvcc zen-mvcc mmdb-hekaton zen-hekaton mmdb-cicada zen-cicada wbl-mvcc wbl-hekaton wbl-cicada)
 ALL_PAIRS=("${PAIRS[@]}" "${MV_PAIRS[@]}")
 
 TMP="$(mktemp -d /dev/shm/nvt-e2e.XXXXXX)"

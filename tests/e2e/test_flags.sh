@@ -24,6 +24,10 @@ bad --duration --duration 0
 bad --verify-ack --verify-ack "$TMP/ack"
 bad --checkpoint-fill --checkpoint-fill 0
 bad --checkpoint-fill --checkpoint-fill 1.5
+bad --group-commit-us --group-commit-us 0
+bad --group-commit-us --group-commit-us -100
+bad --group-commit-us --group-commit-us 5000000
+bad --group-commit-us --group-commit-us 1.5
 say "bad flags refused with exit 2"
 
 missing="$TMP/no-such-dir/missing.img"
@@ -39,6 +43,16 @@ grep -q "rows=30000" "$TMP/stderr" || fail "layout error does not show this run'
   { cat "$TMP/rec.err" >&2; fail "the image was damaged by the refused recovery"; }
 check "$TMP/rec.json" "d['recovery']['rows'] == 20000" "recovery of the matching layout restores every row"
 say "an image of another layout is refused"
+
+# An MMDB or Zen image given to a WBL recovery is refused, naming the engine that wrote it.
+for other in mmdb-no_wait zen-no_wait; do
+  "$(rundb_of "$other")" --rows 20000 --warmup 0 --duration 0.1 --nvm-path "$TMP/other.img" >/dev/null 2>"$TMP/other.err" ||
+    { cat "$TMP/other.err" >&2; fail "run to make a $other image failed"; }
+  expect_error 1 "engine=${other%%-*}" "$(rundb_of wbl-no_wait)" --recover --rows 20000 --nvm-path "$TMP/other.img"
+  grep -q "engine=wbl" "$TMP/stderr" || fail "the refusal does not name wbl: $(cat "$TMP/stderr")"
+  rm -f "$TMP/other.img"
+done
+say "mmdb and zen images refused by a wbl recovery, by name"
 
 # A file that is not an image, and a truncated image.
 head -c 1048576 /dev/zero >"$TMP/zeros.img"

@@ -5,7 +5,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 for cc in "${PAIRS[@]}"; do
   case "$cc" in
-    mmdb-no_wait|zen-no_wait|mmdb-silo|zen-silo) mix=standard types="neworder payment order_status delivery stock_level" ;;
+    mmdb-no_wait|zen-no_wait|mmdb-silo|zen-silo|wbl-no_wait|wbl-silo) mix=standard types="neworder payment order_status delivery stock_level" ;;
     nvmvcc-mcsi) mix=neworder:45,payment:55 types="neworder payment" ;;
     *) continue ;;
   esac

@@ -1,5 +1,6 @@
 import shutil
 
+import matplotlib.colors
 import pandas as pd
 from matplotlib.container import BarContainer, ErrorbarContainer
 
@@ -179,3 +180,15 @@ def test_one_repetition_draws_no_error_bars():
     # With repetitions the bars have them.
     fig = ycsb_bars.plot(pd.read_csv(FIXTURES / "ycsb_read_ratio.csv"), series=["engine", "cc"])
     assert all(b.errorbar is not None for ax in fig.axes for b in bar_groups(ax))
+
+
+def test_engines_keep_their_hue_in_the_papers_order():
+    names = ["mmdb/cicada", "wbl/cicada", "zen/cicada", "mmdb/silo", "zen/silo", "other"]
+    c = common.colours(names)
+    assert set(c) == set(names)
+    hue = {e: matplotlib.colors.rgb_to_hsv(matplotlib.colors.to_rgb(c[f"{e}/cicada"]))[0]
+           for e in ("mmdb", "wbl", "zen")}
+    assert len({round(h, 1) for h in hue.values()}) == 3  # three engines, three hues
+    assert c["mmdb/cicada"] != c["mmdb/silo"]  # two methods of one engine: two shades
+    assert common.ENGINE_ORDER[:4] == ["mmdb", "wbl", "foedus", "zen"]
+    assert c["other"] == "C0"

@@ -15,6 +15,7 @@
 #include "storage/device/nvm_image.h"
 #include "storage/engine.h"
 #include "storage/engines/mmdb/mmdb.h"
+#include "storage/engines/wbl/wbl.h"
 #include "storage/engines/zen/zen.h"
 #include "system/txn_manager.h"
 #include "tests/unit/test_util.h"
@@ -77,10 +78,11 @@ struct Pair {
   using Engine = E<C>;
   template <class X> using EngineT = E<X>;
 };
-// The pairs the insert/delete and TPC-C tests run: both engines, with a locking and an
+// The pairs the insert/delete and TPC-C tests run: mmdb, zen and wbl, with a locking and an
 // optimistic CC method.
 using EngineCcPairs = ::testing::Types<Pair<mmdb::Mmdb, cc::NoWait>, Pair<mmdb::Mmdb, cc::Silo>,
-                                       Pair<zen::Zen, cc::NoWait>, Pair<zen::Zen, cc::Silo>>;
+                                       Pair<zen::Zen, cc::NoWait>, Pair<zen::Zen, cc::Silo>,
+                                       Pair<wbl::Wbl, cc::NoWait>, Pair<wbl::Wbl, cc::Silo>>;
 
 // The engine of pair P over `tables` in an image of its own at `path` (reopened for recovery
 // when `reopen`), sized by `o` (its rows aside); `layout` names the tables after the engine.

@@ -378,9 +378,12 @@ template <class P>
 class CCBank : public ::testing::Test {};
 template <class CC> using MmdbE = mmdb::Mmdb<CC>;
 template <class CC> using ZenE = zen::Zen<CC>;
+template <class CC> using WblE = wbl::Wbl<CC>;
 using nvt::test::Pair;
 using BankPairs = ::testing::Types<Pair<MmdbE, cc::NoWait>, Pair<MmdbE, cc::Silo>, Pair<MmdbE, cc::Mvcc>,
-                                   Pair<MmdbE, cc::Hekaton>, Pair<MmdbE, cc::Cicada>, Pair<ZenE, cc::Mvcc>>;
+                                   Pair<MmdbE, cc::Hekaton>, Pair<MmdbE, cc::Cicada>, Pair<ZenE, cc::Mvcc>,
+                                   Pair<WblE, cc::NoWait>, Pair<WblE, cc::Silo>, Pair<WblE, cc::Mvcc>,
+                                   Pair<WblE, cc::Hekaton>, Pair<WblE, cc::Cicada>>;
 TYPED_TEST_SUITE(CCBank, BankPairs);
 
 TYPED_TEST(CCBank, TransfersConserveTotalAndAuditsSeeIt) {

@@ -99,7 +99,10 @@ using Methods = ::testing::Types<
     Pair<mmdb::Mmdb, cc::Cicada>, Pair<zen::Zen, cc::NoWait>, Pair<zen::Zen, cc::WaitDie>,
     Pair<zen::Zen, cc::DlDetect>, Pair<zen::Zen, cc::Silo>, Pair<zen::Zen, cc::Occ>,
     Pair<zen::Zen, cc::TicToc>, Pair<zen::Zen, cc::HStore>, Pair<zen::Zen, cc::Mvcc>,
-    Pair<zen::Zen, cc::Hekaton>, Pair<zen::Zen, cc::Cicada>>;
+    Pair<zen::Zen, cc::Hekaton>, Pair<zen::Zen, cc::Cicada>, Pair<wbl::Wbl, cc::NoWait>,
+    Pair<wbl::Wbl, cc::WaitDie>, Pair<wbl::Wbl, cc::DlDetect>, Pair<wbl::Wbl, cc::Silo>,
+    Pair<wbl::Wbl, cc::Occ>, Pair<wbl::Wbl, cc::TicToc>, Pair<wbl::Wbl, cc::HStore>,
+    Pair<wbl::Wbl, cc::Mvcc>, Pair<wbl::Wbl, cc::Hekaton>, Pair<wbl::Wbl, cc::Cicada>>;
 TYPED_TEST_SUITE(CCMethods, Methods);
 
 // ---------------------------------------------------------------------------------------------

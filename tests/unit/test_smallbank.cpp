@@ -229,6 +229,7 @@ class SmallbankRuns : public ::testing::Test {};
 template <class CC> using MmdbE = mmdb::Mmdb<CC>;
 template <class CC> using ZenE = zen::Zen<CC>;
 template <class CC> using NvMvccE = nvmvcc::NvMvcc<CC>;
+template <class CC> using WblE = wbl::Wbl<CC>;
 using nvt::test::Pair;
 using Pairs = ::testing::Types<
     Pair<MmdbE, cc::NoWait>, Pair<MmdbE, cc::Silo>, Pair<MmdbE, cc::WaitDie>, Pair<MmdbE, cc::DlDetect>,
@@ -236,7 +237,9 @@ using Pairs = ::testing::Types<
     Pair<MmdbE, cc::Hekaton>, Pair<MmdbE, cc::Cicada>, Pair<ZenE, cc::NoWait>, Pair<ZenE, cc::Silo>,
     Pair<ZenE, cc::WaitDie>, Pair<ZenE, cc::DlDetect>, Pair<ZenE, cc::Occ>, Pair<ZenE, cc::TicToc>,
     Pair<ZenE, cc::HStore>, Pair<ZenE, cc::Mvcc>, Pair<ZenE, cc::Hekaton>, Pair<ZenE, cc::Cicada>,
-    Pair<NvMvccE, cc::Mcsi>, Pair<NvMvccE, cc::Pgsi>>;
+    Pair<NvMvccE, cc::Mcsi>, Pair<NvMvccE, cc::Pgsi>, Pair<WblE, cc::NoWait>, Pair<WblE, cc::Silo>,
+    Pair<WblE, cc::WaitDie>, Pair<WblE, cc::DlDetect>, Pair<WblE, cc::Occ>, Pair<WblE, cc::TicToc>,
+    Pair<WblE, cc::HStore>, Pair<WblE, cc::Mvcc>, Pair<WblE, cc::Hekaton>, Pair<WblE, cc::Cicada>>;
 TYPED_TEST_SUITE(SmallbankRuns, Pairs);
 
 TYPED_TEST(SmallbankRuns, TwoWorkersConserveMoneyAndRecover) {

@@ -29,8 +29,9 @@ class PageManager {
   };
 
   // Creates the metadata and heap regions for `npages` pages, or reopens them as they were.
-  PageManager(dev::NvmImage& nvm, uint64_t npages) {
-    dev::Region m = nvm.region("zen.meta", sizeof(Meta), dev::RegionKind::Persistent);
+  // `prefix` names the regions (WBL's version heap reuses this manager as "wbl.*").
+  PageManager(dev::NvmImage& nvm, uint64_t npages, const std::string& prefix = "zen") {
+    dev::Region m = nvm.region(prefix + ".meta", sizeof(Meta), dev::RegionKind::Persistent);
     meta_ = reinterpret_cast<Meta*>(m.base);
     if (m.existed && meta_->magic == kMagic) {
       npages = meta_->npages;
@@ -42,8 +43,8 @@ class PageManager {
     }
     npages_ = npages;
     table_ = reinterpret_cast<uint64_t*>(
-        nvm.region("zen.pages", npages * 8, dev::RegionKind::Persistent).base);
-    heap_ = nvm.region("zen.heap", npages * kPageBytes, dev::RegionKind::Persistent).base;
+        nvm.region(prefix + ".pages", npages * 8, dev::RegionKind::Persistent).base);
+    heap_ = nvm.region(prefix + ".heap", npages * kPageBytes, dev::RegionKind::Persistent).base;
     owners_.resize(npages);
     for (uint64_t i = 0; i < npages; i++) {
       uint64_t e = table_[i];

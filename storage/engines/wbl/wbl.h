@@ -1,0 +1,1014 @@
+// WBL, write-behind logging (Arulraj et al., VLDB'16, as papers/zen-vldb21.txt section 2.3 and
+// Figure 1(b) describe and evaluate it; facts in ../shared/notes/anchor-systems.md):
+//   DRAM:    the hash and ordered indexes and a tuple cache (zen's MetCache, used for images
+//            only: per-thread regions, CLOCK, pinning) sized to the DRAM budget left after them.
+//   NVM:     multi-versioned tuples (version.h: commit timestamp, tuple ID, writer txn id,
+//            previous-version reference, head id), out of place in zen's 2 MB heap pages with
+//            zen's light-weight space management (DRAM free lists, nothing persisted on
+//            allocation or free); one persistent "head" per tuple holding the CC method's
+//            per-tuple metadata, persisted whenever the CC changes it (lock words and read
+//            timestamps written on reads included): the cost the Zen paper attributes to WBL;
+//            the write-behind log, a ring of {cp, cd} records.
+//   Commit:  persist() takes a commit timestamp no larger than the durable dirty bound cd
+//            (waiting for the next record when the grant is used up), writes every modified
+//            tuple as a new version in a free slot (the previous version stays intact), flushes
+//            them and fences.
+//   Group commit: a thread every --group-commit-us computes cp, the largest timestamp below
+//            which no commit is still persisting its versions, and cd, the bound for the next
+//            interval, appends {cp, cd}, flushes and fences it; only then may timestamps up to
+//            cd be taken, and commits up to cp be acknowledged (sync()). Without the thread
+//            (unit tests, which never call start()) each commit does the group commit itself.
+//   Recover: read the last durable record; every version with a timestamp above cp (in (cp, cd]
+//            by construction) never committed and is erased; keep per key the newest committed
+//            version; rebuild indexes, heads and free lists. No redo, no undo.
+// Supports every CC method but MCSI/PGSI (they need nvmvcc).
+//
+// CC metadata persistence: the engine sees the transaction between CC calls (lookup/insert of
+// the next tuple, persist(), release()); there it compares each touched head with a snapshot
+// and persists (flush + fence) each one that changed. The CC's own dev::update()/write() calls
+// have already counted the stores, so those flushes count clwb only (dev::flush_written).
+#pragma once
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "storage/device/device.h"
+#include "storage/device/power_fail.h"
+#include "storage/engine.h"
+#include "storage/engines/wbl/version.h"
+#include "storage/engines/zen/met_cache.h"
+#include "storage/engines/zen/page_manager.h"
+#include "storage/engines/zen/recovery.h"
+#include "storage/engines/zen/tuple_allocator.h"
+#include "storage/hash_index.h"
+#include "storage/ordered_index.h"
+#include "storage/parallel.h"
+#include "storage/prefetch.h"
+
+namespace nvt::wbl {
+
+using zen::Garbage;
+using zen::HeapRegion;
+using zen::kPageBytes;
+using zen::PageManager;
+
+constexpr uint64_t kLoadCts = 1;               // commit timestamp of loaded tuples
+constexpr uint64_t kMinEntriesPerRegion = 64;  // as Zen: a transaction's working set
+constexpr uint64_t kMinEntriesPerScanRegion = 320;
+constexpr double kSpaceWaitS = 5;
+constexpr size_t kGcPerTxn = 64;
+constexpr uint64_t kMinGrant = 256;  // timestamps a record grants beyond those already taken
+constexpr uint64_t kMaxHeapBytes = (1ull << 32) * 32;  // previous-version references: 32 bits of 32 B
+
+template <class CC>
+class Wbl {
+ public:
+  static constexpr const char* name = "wbl";
+  template <class C>
+  static constexpr bool supports = !needs_nvmvcc<C>;
+  using Meta = typename CC::Meta;
+
+  // A head: the CC's per-tuple metadata in persistent NVM, one per tuple (all its versions).
+  static constexpr uint32_t kHeadStride = std::max<uint32_t>(16, (sizeof(Meta) + 15) / 16 * 16);
+  static constexpr uint32_t kMetaWords = kHeadStride / 8;
+  static_assert(kHeadStride <= 64, "wbl: a CC's per-tuple metadata must fit one cache line");
+  static_assert(alignof(Meta) <= 16);
+
+  struct Aux {  // what a cache entry keeps beside the image: its tuple's head
+    char* head = nullptr;
+    uint32_t hid = 0;
+  };
+  using Cache = zen::MetCache<Aux>;
+  using Entry = typename Cache::Entry;
+
+  struct Tracked {
+    char* head;
+    uint64_t snap[kMetaWords];
+  };
+
+  struct Thread {
+    int tid = 0;
+    bool active = false;
+    uint64_t hits = 0, accesses = 0;
+    std::vector<Entry*> pinned;
+    std::vector<std::pair<Access*, char*>> written;  // persist() -> install()
+    std::vector<Tracked> tracked;                    // heads this transaction touched
+    std::vector<std::pair<uint32_t, uint32_t>> undone_heads;  // (table, head) of rolled-back inserts
+    std::deque<Garbage> garbage;
+    std::vector<Garbage> tombstones;  // held until recovery (as Zen's)
+    std::vector<uint32_t> regions;    // heap regions this thread writes; its own one last
+    std::vector<uint64_t> hand;
+    std::vector<uint64_t> foreign_hand;  // per (table, region): victim() in other regions
+    std::vector<uint32_t> need;
+    uint64_t borrowed = 0;  // entries taken from other regions
+    uint64_t min_cts = 0, last_cts = 0, txn_seq = 0;
+    uint64_t meta_flushes = 0, meta_fences = 0, versions = 0, grant_waits = 0, reclaimed = 0;
+    std::chrono::steady_clock::time_point short_since{};
+  };
+
+  static uint64_t heap_pages(const std::vector<TableInfo>& tables, const EngineOptions& o) {
+    uint64_t p = 0;
+    for (auto& t : tables) {
+      uint64_t per = kPageBytes / slot_bytes(t.schema.tuple_size());
+      // Room for one old version per tuple: superseded versions wait for the next durable
+      // record and for every running transaction (as Zen's wait for the global minimum).
+      p += (2 * t.capacity + per - 1) / per + 2 * uint64_t(o.threads);
+    }
+    return p;
+  }
+  static uint64_t metadata_bytes(const std::vector<TableInfo>& tables, const EngineOptions& o) {
+    uint64_t b = 0;
+    for (auto& t : tables) b += heap_pages({t}, o) * (kPageBytes / slot_bytes(t.schema.tuple_size())) * 8;
+    return b;
+  }
+  static uint64_t nvm_bytes(const std::vector<TableInfo>& tables, const EngineOptions& o) {
+    uint64_t p = heap_pages(tables, o), heads = 0;
+    for (auto& t : tables) heads += t.capacity * kHeadStride + (2ull << 20);
+    return p * kPageBytes + p * 8 + heads + kLogRecords * sizeof(LogRecord) + (8ull << 20);
+  }
+  static std::pair<uint64_t, uint64_t> hit_counts(const Thread& th) { return {th.hits, th.accesses}; }
+
+  Wbl(EngineEnv& env, const std::vector<TableInfo>& tables)
+      : env_(env), nthreads_(env.opt.threads), interval_us_(env.opt.group_commit_us),
+        shared_(new Shared[size_t(env.opt.threads)]) {
+    if (tables.size() > zen::kMaxTables) throw std::invalid_argument("wbl: too many tables");
+    if (interval_us_ < 1 || interval_us_ > 1000000)
+      throw std::invalid_argument("wbl: group-commit interval must be 1..1000000 us");
+    std::vector<uint32_t> strides;
+    for (uint32_t i = 0; i < tables.size(); i++) {
+      auto t = std::make_unique<Table>();
+      t->info = tables[i];
+      t->len = tables[i].schema.tuple_size();
+      if (t->info.capacity >= (1ull << 32)) throw std::invalid_argument("wbl: table " + t->info.name + " exceeds 2^32 rows");
+      t->index = std::make_unique<HashIndex>(tables[i].capacity, env.dram, "index." + tables[i].name);
+      if (tables[i].ordered)
+        t->ordered = std::make_unique<OrderedIndex>(tables[i].capacity, env.dram, "ordered_index." + tables[i].name);
+      t->heads = env.nvm.region("wbl.heads." + std::to_string(i), t->info.capacity * kHeadStride,
+                                dev::RegionKind::Persistent).base;
+      strides.push_back(slot_bytes(t->len));
+      tables_.push_back(std::move(t));
+    }
+    env.dram.charge(kPrivateBytesPerThread * uint64_t(nthreads_), "private");
+    pages_ = std::make_unique<PageManager>(env.nvm, heap_pages(tables, env.opt), "wbl");
+    if (pages_->pages() * kPageBytes > kMaxHeapBytes) throw std::invalid_argument("wbl: version heap above 128 GiB");
+    env.dram.charge(metadata_bytes(tables, env.opt), "wbl.allocator");
+    log_ = reinterpret_cast<LogRecord*>(
+        env.nvm.region("wbl.log", kLogRecords * sizeof(LogRecord), dev::RegionKind::Persistent).base);
+
+    uint32_t nregions = uint32_t(nthreads_);
+    for (uint64_t i = 0; i < pages_->pages(); i++)
+      if (pages_->owner(i).used) nregions = std::max(nregions, pages_->owner(i).region + 1);
+    for (uint32_t r = 0; r < nregions; r++)
+      regions_.push_back(std::make_unique<HeapRegion>(r, *pages_, strides, nullptr));
+    for (uint64_t i = 0; i < pages_->pages(); i++)
+      if (pages_->owner(i).used) regions_[pages_->owner(i).region]->count_page();
+
+    // The tuple cache: the DRAM left after indexes, private data and allocator metadata.
+    uint64_t min_entries = kMinEntriesPerRegion;
+    for (auto& t : tables_)
+      if (t->info.ordered) min_entries = kMinEntriesPerScanRegion;
+    std::vector<zen::CacheDemand> d;
+    for (auto& t : tables_) {
+      uint64_t min = min_entries * uint64_t(nthreads_);
+      d.push_back({1.0, t->info.capacity * t->len, Cache::entry_bytes(t->len), min, t->info.capacity + min});
+    }
+    std::vector<uint64_t> plan;
+    try {
+      plan = zen::plan_cache(env.dram.left(), d);
+    } catch (const dev::BudgetError& e) {
+      std::string m = e.what();
+      auto at = m.find("Zen's minimum Met-Cache");
+      if (at != std::string::npos) m.replace(at, 23, "WBL's minimum tuple cache");
+      throw dev::BudgetError(m);
+    }
+    for (size_t i = 0; i < tables_.size(); i++)
+      tables_[i]->cache = std::make_unique<Cache>(tables_[i]->len, plan[i] / uint64_t(nthreads_), nthreads_,
+                                                  env.dram, "tuple_cache." + tables_[i]->info.name);
+
+    threads_.resize(size_t(nthreads_));
+    for (int t = 0; t < nthreads_; t++) {
+      Thread& th = threads_[size_t(t)];
+      th.tid = t;
+      for (uint32_t r = uint32_t(nthreads_); r < nregions; r++)
+        if (int(r % uint32_t(nthreads_)) == t) th.regions.push_back(r);
+      th.regions.push_back(uint32_t(t));
+      th.hand.assign(tables_.size(), 0);
+      th.foreign_hand.assign(tables_.size() * size_t(nthreads_), 0);
+      th.need.assign(tables_.size(), 0);
+    }
+  }
+
+  ~Wbl() { stop(); }
+
+  Thread& thread(int tid) { return threads_.at(size_t(tid)); }
+  size_t tables() const { return tables_.size(); }
+  const TableInfo& table_info(uint32_t t) const { return tables_[t]->info; }
+
+  void load(Thread& th, uint32_t table, uint64_t key, const char* image) {
+    Table& t = *tables_[table];
+    char* slot = take(th, *regions_[size_t(th.tid)], table);
+    uint32_t hid = new_head(t);
+    Version* v = Version::at(slot);
+    v->set_cts(kLoadCts);
+    v->set_id(zen::NvmTuple::make_id(table, key));
+    v->txn = 0;
+    v->link = hid;
+    memcpy(v->data(), image, t.len);
+    new (head(t, hid)) Meta();
+    if (!t.index->insert(key, zen::nvm_value(slot)))
+      throw std::runtime_error("duplicate key " + std::to_string(key) + " in " + t.info.name);
+    if (t.ordered) t.ordered->insert(key);
+  }
+
+  bool insert(Thread& th, uint32_t table, uint64_t key, RowRef& ref) {
+    enter(th);
+    Table& t = *tables_[table];
+    th.accesses++;
+    if (t.index->lookup(key) != HashIndex::kNoValue) return false;
+    Entry* e = victim(th, table);
+    memset(e->data(), 0, t.len);
+    e->nvm = nullptr;
+    e->key = key;
+    e->table = table;
+    e->cts = 0;
+    e->meta.hid = new_head(t);
+    e->meta.head = head(t, e->meta.hid);
+    track(th, e->meta.head);
+    new (e->meta.head) Meta();  // fresh CC metadata, persisted at the next step if it changed
+    dev::write(e->meta.head, sizeof(Meta));
+    e->state.store(1 | zen::kClock | zen::kNew, std::memory_order_release);
+    if (!t.index->insert(key, reinterpret_cast<uint64_t>(e))) {
+      e->state.store(zen::kFree, std::memory_order_release);
+      th.undone_heads.push_back({table, e->meta.hid});
+      return false;
+    }
+    return pinned(th, e, ref);
+  }
+  void undo_insert(Thread& th, Access& a) {
+    Entry* e = static_cast<Entry*>(a.row.handle);
+    tables_[a.table]->index->remove(a.key);
+    e->state.fetch_or(zen::kCopy, std::memory_order_acq_rel);
+    th.undone_heads.push_back({a.table, e->meta.hid});  // reused after the CC released it
+  }
+  bool visible(const Access& a) const {
+    uint64_t s = static_cast<Entry*>(a.row.handle)->state.load(std::memory_order_acquire);
+    return a.type == AccessType::Insert ? (s & zen::kNew) != 0 : (s & (zen::kNew | zen::kCopy)) == 0;
+  }
+  void scan_keys(uint32_t table, uint64_t lo, uint64_t hi, size_t limit, std::vector<uint64_t>& out,
+                 bool reverse) const {
+    const Table& t = *tables_.at(table);
+    if (!t.ordered) throw std::logic_error("scan on table " + t.info.name + " without an ordered index");
+    t.ordered->range(lo, hi, limit, out, reverse);
+  }
+
+  void prefetch(uint32_t table, const uint64_t* keys, size_t n) const {
+    const Table& t = *tables_[table];
+    prefetch_batch(*t.index, keys, n, [&](uint64_t v) {
+      if (zen::is_nvm_value(v)) return std::pair<const void*, size_t>(zen::nvm_of(v), slot_bytes(t.len));
+      return std::pair<const void*, size_t>(reinterpret_cast<const void*>(v), Cache::entry_bytes(t.len));
+    });
+  }
+
+  bool lookup(Thread& th, uint32_t table, uint64_t key, RowRef& ref) {
+    enter(th);
+    Table& t = *tables_[table];
+    th.accesses++;
+    for (;;) {
+      uint64_t v = t.index->lookup(key);
+      if (v == HashIndex::kNoValue) return false;
+      if (!zen::is_nvm_value(v)) {
+        Entry* e = reinterpret_cast<Entry*>(v);
+        if (Cache::pin(e)) {
+          if (e->state.load(std::memory_order_acquire) & zen::kNew) {
+            Cache::unpin(e);
+            return false;
+          }
+          if (t.index->lookup(key) == v) {
+            th.hits++;
+            return pinned(th, e, ref);
+          }
+          Cache::unpin(e);
+        }
+        _mm_pause();
+        continue;
+      }
+      // Miss: the newest version comes into this thread's cache region.
+      Entry* e = victim(th, table);
+      fill(e, t, table, key, zen::nvm_of(v));
+      if (t.index->update(key, v, reinterpret_cast<uint64_t>(e))) return pinned(th, e, ref);
+      e->state.store(zen::kFree, std::memory_order_release);
+    }
+  }
+
+  // Room for the transaction's new versions, checked before the CC validates (as Zen's).
+  bool reserve(Thread& th, const Access* acc, size_t n) {
+    if (!count_need(th, acc, n) || has_room(th)) return true;
+    reclaim(th, ~size_t(0));
+    auto now = std::chrono::steady_clock::now();
+    if (has_room(th)) {
+      th.short_since = {};
+      return true;
+    }
+    if (th.short_since == std::chrono::steady_clock::time_point{}) th.short_since = now;
+    else if (now - th.short_since > std::chrono::duration<double>(kSpaceWaitS))
+      throw std::runtime_error("wbl: NVM version heap full (raise --nvm-size)");
+    return false;
+  }
+
+  // The commit: returns the commit timestamp (0 for a read-only transaction).
+  uint64_t persist(Thread& th, Access* acc, size_t n) {
+    persist_meta(th, 0);  // what validation wrote (locks, read timestamps)
+    th.written.clear();
+    if (!count_need(th, acc, n)) return 0;
+    Shared& sh = shared_[th.tid];
+    // Published before the timestamp is taken: the group commit reads the clock first, so it
+    // never sets cp at or above a timestamp whose versions are still being written.
+    sh.inflight.store(counter_.load(std::memory_order_seq_cst), std::memory_order_seq_cst);
+    const uint64_t cts = counter_.fetch_add(1, std::memory_order_seq_cst);
+    await_grant(th, cts);
+    const uint64_t txn = (uint64_t(th.tid) + 1) << 48 | (++th.txn_seq & ((1ull << 48) - 1));
+    HeapRegion& r = pick_region(th);
+    try {
+      for (size_t i = 0; i < n; i++) {
+        Access& a = acc[i];
+        if (a.type == AccessType::Read) continue;
+        Entry* e = static_cast<Entry*>(a.row.handle);
+        char* slot = take(th, r, a.table);  // never the slot of the tuple's previous version
+        const bool del = a.type == AccessType::Delete;
+        Version* v = Version::at(slot);
+        // A reused slot holds a superseded version whose successor is durable: the new,
+        // uncommitted timestamp goes in before anything else changes (as Zen's header).
+        v->set_cts(cts);
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+        v->set_id(zen::NvmTuple::make_id(a.table, a.key, del));
+        v->txn = txn;
+        v->link = prev_ref(e->nvm) << 32 | e->meta.hid;
+        if (!del) memcpy(v->data(), a.local, a.len);
+        a.version = cts;
+        th.written.push_back({&a, slot});
+        th.versions++;
+        if (!dev::fault_is(dev::Fault::DropFlush)) dev::flush(slot, kVersionHeader + (del ? 0 : a.len));
+      }
+    } catch (...) {
+      // NVM full mid-commit: erase what was written before the timestamp can be covered by cp.
+      for (auto& w : th.written) {
+        Version::at(w.second)->set_cts(0);
+        dev::flush(w.second, 8);
+        r.put(w.first->table, w.second);
+      }
+      dev::fence();
+      th.written.clear();
+      sh.inflight.store(0, std::memory_order_seq_cst);
+      throw;
+    }
+    dev::crash_point("wbl.before_version_fence");
+    if (!dev::fault_is(dev::Fault::DropFence)) dev::fence();
+    dev::crash_point("wbl.versions_persisted");  // between the version persist and the record
+    sh.inflight.store(0, std::memory_order_seq_cst);
+    th.last_cts = cts;
+    if (!running_.load(std::memory_order_acquire)) group_commit(true);  // no group-commit thread
+    return cts;
+  }
+
+  // Acknowledge: wait until a durable record covers this thread's last commit.
+  void sync(Thread& th) {
+    while (cp_.load(std::memory_order_acquire) < th.last_cts) {
+      if (!running_.load(std::memory_order_acquire)) { group_commit(true); continue; }
+      dev::pay_debt();
+      std::this_thread::yield();
+    }
+  }
+
+  void install(Thread& th, Access& a) {
+    char* slot = nullptr;
+    for (auto& [acc, s] : th.written)
+      if (acc == &a) slot = s;
+    if (!slot) throw std::logic_error("wbl: install of a write persist() did not see");
+    Table& t = *tables_[a.table];
+    Entry* e = static_cast<Entry*>(a.row.handle);
+    char* old = e->nvm;
+    if (a.type == AccessType::Delete) {
+      t.index->remove(a.key);
+      if (t.ordered) t.ordered->remove(a.key);
+      e->nvm = slot;
+      e->cts = a.version;
+      e->state.fetch_or(zen::kCopy, std::memory_order_acq_rel);
+      th.garbage.push_back({old, a.table, a.version});
+      th.tombstones.push_back({slot, a.table, a.version});
+      return;
+    }
+    e->state.fetch_or(zen::kDirty, std::memory_order_relaxed);
+    memcpy(e->data(), a.local, a.len);
+    dev::write(e->data(), a.len);
+    e->nvm = slot;
+    e->cts = a.version;
+    if (a.type == AccessType::Insert) {
+      e->state.fetch_and(~(zen::kDirty | zen::kNew), std::memory_order_release);
+      if (t.ordered) t.ordered->insert(a.key);
+      return;
+    }
+    e->state.fetch_and(~zen::kDirty, std::memory_order_release);
+    th.garbage.push_back({old, a.table, a.version});
+  }
+
+  void committed(Thread&) {}
+
+  void release(Thread& th, Access*, size_t) {
+    persist_meta(th, 0);  // what finish() or abort() wrote (unlocks, timestamps)
+    for (Entry* e : th.pinned) Cache::unpin(e);
+    th.pinned.clear();
+    th.written.clear();
+    th.tracked.clear();
+    for (auto [table, hid] : th.undone_heads) {
+      Table& t = *tables_[table];
+      std::lock_guard g(t.head_mu);
+      t.free_heads.push_back(hid);
+    }
+    th.undone_heads.clear();
+    if (th.active) {
+      shared_[th.tid].active_since.store(0, std::memory_order_seq_cst);
+      th.active = false;
+    }
+    reclaim(th, kGcPerTxn);
+  }
+
+  // The loaded database is written back, then the first record (cp = cd = the load's
+  // timestamp) and the loaded mark make it complete.
+  void after_load() {
+    for (uint64_t p = 0; p < pages_->pages(); p++)
+      if (pages_->owner(p).used) dev::flush(pages_->page(p), kPageBytes);
+    for (auto& t : tables_) dev::flush(t->heads, t->head_next.load() * kHeadStride);
+    dev::fence();
+    append_record(kLoadCts, kLoadCts);
+    cp_.store(kLoadCts);
+    cd_.store(kLoadCts);
+    pages_->set_loaded();
+  }
+
+  void start() {
+    if (running_.exchange(true)) return;
+    // Its device traffic is published after every record (dev::publish), so the harness counts
+    // it in the measured phase, in per_txn and per_txn.background, as MMDB's checkpointer.
+    gc_thread_ = std::thread([this] {
+      dev::set_thread_node(0);
+      dev::publish();
+      auto next = std::chrono::steady_clock::now();
+      const auto step = std::chrono::microseconds(interval_us_);
+      while (running_.load(std::memory_order_acquire)) {
+        next += step;
+        auto now = std::chrono::steady_clock::now();
+        if (next > now) std::this_thread::sleep_until(next);
+        else next = now;  // fell behind (descheduled): no burst of records to catch up
+        if (!running_.load(std::memory_order_acquire)) break;
+        group_commit(true);
+        dev::pay_debt();
+        dev::publish();
+      }
+      gc_counters_ = dev::my_counters();
+    });
+  }
+  // Tests: the group-commit thread stops as a power failure would stop it, with no last record.
+  void halt() {
+    if (running_.exchange(false) && gc_thread_.joinable()) gc_thread_.join();
+  }
+  // Stops the group-commit thread and writes a last record that covers every commit.
+  void stop() {
+    if (running_.exchange(false) && gc_thread_.joinable()) gc_thread_.join();
+    if (log_ && pages_ && pages_->loaded()) group_commit(false);
+  }
+
+  RecoveryReport recover(int nthreads) {
+    RecoveryReport rep;
+    if (!pages_->loaded())
+      throw std::runtime_error("NVM image holds no complete WBL database (power failed while loading)");
+    nthreads = std::max(1, nthreads);
+    const LogRecord last = last_record();
+    if (!last.valid()) throw std::runtime_error("NVM image holds no complete WBL log record");
+    const uint64_t cp = last.cp, cd = std::max(last.cd, last.cp);
+    seq_ = last.seq;
+    rep.lap("read_wbl_log");
+
+    // Scan every version: above cp is never committed (erased), else the newest per key wins.
+    std::vector<uint64_t> used;
+    for (uint64_t i = 0; i < pages_->pages(); i++)
+      if (pages_->owner(i).used) used.push_back(i);
+    const size_t nw = size_t(nthreads);
+    std::vector<std::vector<char*>> freed(nw);
+    std::vector<uint64_t> committed(nw, 0), discarded(nw, 0), max_cts(nw, 0);
+    std::atomic<size_t> next{0};
+    std::atomic<bool> foreign{false};
+    parallel(nthreads, [&](int w) {
+      auto put_free = [&](zen::NvmTuple* t) { freed[size_t(w)].push_back(reinterpret_cast<char*>(t)); };
+      for (size_t i; (i = next.fetch_add(1)) < used.size();) {
+        uint64_t p = used[i];
+        uint32_t table = pages_->owner(p).table;
+        if (table >= tables_.size()) { foreign = true; continue; }
+        uint32_t stride = slot_bytes(tables_[table]->len);
+        char* base = pages_->page(p);
+        for (uint64_t s = 0; s + stride <= kPageBytes; s += stride) {
+          Version* v = Version::at(base + s);
+          dev::read(v, kVersionHeader);
+          uint64_t c = v->cts();
+          if (c == 0) { put_free(v->tuple()); continue; }
+          if (c > cp) {  // in (cp, cd]: its transaction never committed
+            v->set_cts(0);
+            dev::flush(v, 8);
+            put_free(v->tuple());
+            discarded[size_t(w)]++;
+            continue;
+          }
+          if (v->table() != table) { foreign = true; continue; }
+          max_cts[size_t(w)] = std::max(max_cts[size_t(w)], c);
+          zen::update_index_gc(*tables_[table]->index, v->tuple(), put_free);
+          committed[size_t(w)]++;
+        }
+      }
+      dev::fence();
+    });
+    if (foreign) throw std::runtime_error("wbl recovery: a version names a table its page does not belong to");
+    dev::crash_point("wbl.recovery_scanned");
+    rep.lap("scan_versions_rebuild_indexes");
+
+    // Deletes: a committed tombstone wins over its key's older versions; those are erased and
+    // fenced before the tombstone is freed, so no later recovery resurrects them.
+    parallel(nthreads, [&](int w) {
+      for (char* s : freed[size_t(w)]) {
+        Version* v = Version::at(s);
+        if (v->cts() == 0 || v->deleted() || v->table() >= tables_.size()) continue;
+        uint64_t x = tables_[v->table()]->index->lookup(v->key());
+        if (x == HashIndex::kNoValue || !Version::at(zen::nvm_of(x))->deleted()) continue;
+        v->set_cts(0);
+        dev::flush(v, 8);
+      }
+      dev::fence();
+    });
+    for (uint32_t ti = 0; ti < tables_.size(); ti++) {
+      Table& t = *tables_[ti];
+      std::vector<std::pair<uint64_t, char*>> dead;
+      t.index->for_each([&](uint64_t key, uint64_t x) {
+        if (Version::at(zen::nvm_of(x))->deleted()) dead.push_back({key, zen::nvm_of(x)});
+      });
+      for (auto& [key, s] : dead) {
+        t.index->remove(key);
+        freed[0].push_back(s);
+      }
+    }
+    dev::crash_point("wbl.recovery_deletes");
+    rep.lap("resolve_deletes");
+
+    // Heads: each live tuple keeps its head id; its CC metadata starts fresh (in parallel over
+    // parts of each table's index). Then the ordered indexes (a thread per table) and free lists.
+    struct Part { uint32_t table; uint64_t lo, hi; };
+    std::vector<Part> parts;
+    std::vector<std::unique_ptr<std::atomic<uint8_t>[]>> taken(tables_.size());
+    for (uint32_t ti = 0; ti < tables_.size(); ti++) {
+      Table& t = *tables_[ti];
+      taken[ti].reset(new std::atomic<uint8_t>[t.info.capacity]());
+      const uint64_t n = t.index->slot_count(), step = 1 << 16;
+      for (uint64_t lo = 0; lo < n; lo += step) parts.push_back({ti, lo, std::min(n, lo + step)});
+    }
+    std::vector<uint64_t> tops(tables_.size() * nw, 0), rows(nw, 0);
+    std::atomic<bool> shared_head{false};
+    next = 0;
+    parallel(nthreads, [&](int w) {
+      for (size_t i; (i = next.fetch_add(1)) < parts.size();) {
+        Table& t = *tables_[parts[i].table];
+        uint64_t& top = tops[parts[i].table * nw + size_t(w)];
+        t.index->for_each_in(parts[i].lo, parts[i].hi, [&](uint64_t, uint64_t x) {
+          uint32_t hid = Version::at(zen::nvm_of(x))->head();
+          if (hid >= t.info.capacity || taken[parts[i].table][hid].exchange(1)) { shared_head = true; return; }
+          top = std::max<uint64_t>(top, uint64_t(hid) + 1);
+          new (head(t, hid)) Meta();
+          dev::write(head(t, hid), sizeof(Meta));
+          rows[size_t(w)]++;
+        });
+      }
+    });
+    if (shared_head) throw std::runtime_error("wbl recovery: two tuples share a head, or a head id is out of range");
+    for (uint64_t r : rows) rep.rows += r;
+    rep.lap("rebuild_heads");
+    next = 0;
+    parallel(std::min<int>(nthreads, int(tables_.size())), [&](int) {
+      for (size_t ti; (ti = next.fetch_add(1)) < tables_.size();) {
+        Table& t = *tables_[ti];
+        uint64_t top = 0;
+        for (size_t w = 0; w < nw; w++) top = std::max(top, tops[ti * nw + w]);
+        t.head_next.store(top);
+        t.free_heads.clear();
+        for (uint64_t h = top; h-- > 0;)
+          if (!taken[ti][h].load(std::memory_order_relaxed)) t.free_heads.push_back(uint32_t(h));
+        if (t.ordered) t.index->for_each([&](uint64_t key, uint64_t) { t.ordered->insert(key); });
+      }
+    });
+    for (auto& v : freed)
+      for (char* s : v) regions_[pages_->region_of(s)]->put(pages_->table_of(s), s, true);
+    uint64_t top = cd;
+    for (int w = 0; w < nthreads; w++) {
+      recovered_versions_ += committed[size_t(w)];
+      discarded_versions_ += discarded[size_t(w)];
+      top = std::max(top, max_cts[size_t(w)]);
+    }
+    counter_.store(top + 1);
+    last_c_ = top + 1;
+    dev::crash_point("wbl.recovery_before_record");
+    // Every version up to `top` is now committed or erased (fenced above): say so, so that the
+    // next run's records start from a clean bound.
+    append_record(top, top);
+    cp_.store(top);
+    cd_.store(top);
+    recovery_cp_ = cp;
+    recovery_cd_ = cd;
+    rep.lap("rebuild_ordered_indexes_free_lists");
+    return rep;
+  }
+
+  bool read_current(uint32_t table, uint64_t key, char* out, uint64_t& version) {
+    Table& t = *tables_.at(table);
+    uint64_t v = t.index->lookup(key);
+    if (v == HashIndex::kNoValue) return false;
+    if (zen::is_nvm_value(v)) {
+      Version* x = Version::at(zen::nvm_of(v));
+      memcpy(out, x->data(), t.len);
+      version = x->cts();
+    } else {
+      Entry* e = reinterpret_cast<Entry*>(v);
+      if (e->state.load() & zen::kNew) return false;
+      memcpy(out, e->data(), t.len);
+      version = e->cts;
+    }
+    return true;
+  }
+
+  // Invariants at quiescence (after recovery): every indexed version carries its own tuple ID, a
+  // committed timestamp at or below the durable cp and a head of its own; every heap slot is
+  // exactly one of indexed, free, awaiting reclamation or a held tombstone.
+  nlohmann::json check() const {
+    uint64_t bad = 0;
+    std::vector<std::string> ex;
+    auto fail = [&](const std::string& s) { if (++bad <= 10) ex.push_back(s); };
+    std::unordered_set<const char*> live, spare;
+    const uint64_t cp = cp_.load();
+    for (uint32_t ti = 0; ti < tables_.size(); ti++) {
+      std::unordered_set<uint32_t> heads;
+      tables_[ti]->index->for_each([&](uint64_t key, uint64_t v) {
+        const char* s = zen::is_nvm_value(v) ? zen::nvm_of(v) : reinterpret_cast<Entry*>(v)->nvm;
+        if (!s) return;  // an insert not committed
+        const Version* x = reinterpret_cast<const Version*>(s);
+        if (x->key() != key || x->table() != ti || x->cts() == 0 || x->deleted())
+          fail("key " + std::to_string(key) + " indexes a slot holding another tuple or none");
+        if (x->cts() > cp) fail("key " + std::to_string(key) + " indexes a version above cp");
+        if (!heads.insert(x->head()).second) fail("key " + std::to_string(key) + " shares its head");
+        if (!live.insert(s).second) fail("slot indexed twice");
+      });
+    }
+    auto add_spare = [&](const char* s) {
+      if (live.count(s) || !spare.insert(s).second) fail("slot both in use and free, or freed twice");
+    };
+    for (auto& r : regions_)
+      for (uint32_t ti = 0; ti < tables_.size(); ti++)
+        for (char* s : r->free_list(ti)) add_spare(s);
+    for (auto& th : threads_) {
+      for (auto& g : th.garbage) add_spare(g.slot);
+      for (auto& g : th.tombstones) add_spare(g.slot);
+    }
+    for (int t = 0; t < nthreads_; t++)
+      for (auto& g : shared_[t].inbox) add_spare(g.slot);
+    for (uint64_t p = 0; p < pages_->pages(); p++) {
+      if (!pages_->owner(p).used) continue;
+      uint32_t stride = slot_bytes(tables_[pages_->owner(p).table]->len);
+      for (uint64_t s = 0; s + stride <= kPageBytes; s += stride) {
+        const char* slot = pages_->page(p) + s;
+        if (!live.count(slot) && !spare.count(slot))
+          fail("slot " + std::to_string(uint64_t(slot - pages_->page(0))) + " leaked: neither in use nor free");
+      }
+    }
+    return {{"violations", bad}, {"examples", ex}};
+  }
+
+  nlohmann::json stats() const {
+    nlohmann::json cache = nlohmann::json::object();
+    for (auto& t : tables_)
+      cache[t->info.name] = {{"entries", t->cache->per_region() * uint64_t(nthreads_)},
+                             {"bytes", t->cache->bytes()},
+                             {"table_rows", t->info.capacity},
+                             {"evictions", t->cache->evictions.load()}};
+    uint64_t hits = 0, acc = 0, mf = 0, mfe = 0, ver = 0, waits = 0, rec = 0, pending = 0, borrowed = 0;
+    for (auto& th : threads_) {
+      hits += th.hits;
+      acc += th.accesses;
+      mf += th.meta_flushes;
+      mfe += th.meta_fences;
+      ver += th.versions;
+      waits += th.grant_waits;
+      rec += th.reclaimed;
+      pending += th.garbage.size();
+      borrowed += th.borrowed;
+    }
+    return {{"tuple_cache", cache},
+            {"cache_entries_borrowed", borrowed},
+            {"cache_hits", hits},
+            {"tuple_accesses", acc},
+            {"versions_written", ver},
+            {"cc_meta_flushes", mf},   // heads flushed because the CC changed them
+            {"cc_meta_fences", mfe},   // fences those flushes needed
+            {"grant_waits", waits},    // commits that waited for a record to raise cd
+            {"versions_reclaimed", rec},
+            {"garbage_pending", pending},
+            {"group_commit",
+             {{"interval_us", interval_us_},
+              {"records", records_.load()},
+              {"cp", cp_.load()},
+              {"cd", cd_.load()},
+              {"thread_clwb", gc_counters_.clwb},
+              {"thread_sfence", gc_counters_.sfence},
+              {"thread_nvm_write_bytes", gc_counters_.nvm_write_bytes}}},
+            {"recovery", {{"cp", recovery_cp_}, {"cd", recovery_cd_},
+                          {"versions_kept", recovered_versions_}, {"versions_erased", discarded_versions_}}},
+            {"nvm_pages", {{"used", pages_->used()}, {"total", pages_->pages()}}},
+            {"next_cts", counter_.load()}};
+  }
+
+ private:
+  struct Table {
+    TableInfo info;
+    uint32_t len = 0;
+    std::unique_ptr<HashIndex> index;
+    std::unique_ptr<OrderedIndex> ordered;
+    std::unique_ptr<Cache> cache;
+    char* heads = nullptr;
+    std::atomic<uint64_t> head_next{0};
+    std::mutex head_mu;
+    std::vector<uint32_t> free_heads;  // after recovery, or rolled-back inserts
+  };
+
+  struct alignas(64) Shared {
+    std::atomic<uint64_t> active_since{0};  // clock when the running transaction began; 0: none
+    std::atomic<uint64_t> inflight{0};      // a lower bound of the timestamp being persisted; 0: none
+    std::mutex inbox_mu;
+    std::vector<Garbage> inbox;
+    std::atomic<bool> has_inbox{false};
+  };
+
+  static char* head(Table& t, uint32_t hid) { return t.heads + uint64_t(hid) * kHeadStride; }
+
+  uint32_t new_head(Table& t) {
+    {
+      std::lock_guard g(t.head_mu);
+      if (!t.free_heads.empty()) {
+        uint32_t h = t.free_heads.back();
+        t.free_heads.pop_back();
+        return h;
+      }
+    }
+    uint64_t h = t.head_next.fetch_add(1);
+    if (h >= t.info.capacity) throw std::runtime_error("table " + t.info.name + " is full");
+    return uint32_t(h);
+  }
+
+  uint64_t prev_ref(const char* slot) const {
+    return slot ? uint64_t(slot - pages_->page(0)) / 32 + 1 : 0;
+  }
+
+  // A transaction starts at its first lookup: its start bounds what may be reclaimed.
+  void enter(Thread& th) {
+    if (!th.tracked.empty()) persist_meta(th, th.tracked.size() - 1);  // the previous access
+    if (th.active) return;
+    shared_[th.tid].active_since.store(counter_.load(std::memory_order_seq_cst), std::memory_order_seq_cst);
+    th.active = true;
+  }
+
+  bool pinned(Thread& th, Entry* e, RowRef& ref) {
+    th.pinned.push_back(e);
+    if (th.tracked.empty() || th.tracked.back().head != e->meta.head) track(th, e->meta.head);
+    ref = RowRef{e->data(), e->meta.head, e};
+    return true;
+  }
+
+  void track(Thread& th, char* h) {
+    Tracked& t = th.tracked.emplace_back();
+    t.head = h;
+    for (uint32_t w = 0; w < kMetaWords; w++)
+      t.snap[w] = std::atomic_ref<uint64_t>(reinterpret_cast<uint64_t*>(h)[w]).load(std::memory_order_relaxed);
+  }
+
+  // Persist the heads (from tracked[from] on) whose CC metadata changed since their snapshot:
+  // each one flushed and fenced on its own, as a persist per metadata write (what the Zen
+  // paper's WBL does; one fence for several tuples' metadata would be an optimization WBL does
+  // not describe).
+  void persist_meta(Thread& th, size_t from) {
+    for (size_t i = from; i < th.tracked.size(); i++) {
+      Tracked& t = th.tracked[i];
+      bool changed = false;
+      for (uint32_t w = 0; w < kMetaWords; w++) {
+        uint64_t v = std::atomic_ref<uint64_t>(reinterpret_cast<uint64_t*>(t.head)[w]).load(std::memory_order_relaxed);
+        if (v != t.snap[w]) { t.snap[w] = v; changed = true; }
+      }
+      if (!changed) continue;
+      dev::flush_written(t.head, kHeadStride);
+      dev::fence();
+      th.meta_flushes++;
+      th.meta_fences++;
+    }
+  }
+
+  void fill(Entry* e, Table& t, uint32_t table, uint64_t key, char* slot) {
+    Version* v = Version::at(slot);
+    dev::read(slot, kVersionHeader + t.len);
+    memcpy(e->data(), v->data(), t.len);
+    dev::write(e->data(), t.len);
+    e->nvm = slot;
+    e->key = key;
+    e->table = table;
+    e->cts = v->cts();
+    e->meta.hid = v->head();
+    e->meta.head = head(t, e->meta.hid);
+    e->state.store(1 | zen::kClock, std::memory_order_release);
+  }
+
+  Entry* victim(Thread& th, uint32_t table) {
+    Table& t = *tables_[table];
+    auto unlink = [&](Entry* e) {
+      if (!t.index->update(e->key, reinterpret_cast<uint64_t>(e), zen::nvm_value(e->nvm)))
+        throw std::logic_error("wbl: evicted cache entry was not indexed");
+    };
+    if (Entry* e = t.cache->victim(th.tid, th.hand[table], unlink)) return e;
+    // Every entry of the own region is pinned (a transaction that touches many tuples, e.g.
+    // TPC-C's StockLevel): take one from another region. Entries hold images only (the CC
+    // metadata is in the heads), so any thread may evict any unpinned entry: the state CAS
+    // decides, and each thread walks other regions with hands of its own.
+    for (int r = 1; r < nthreads_; r++) {
+      int o = (th.tid + r) % nthreads_;
+      if (Entry* e = t.cache->victim(o, th.foreign_hand[size_t(table) * size_t(nthreads_) + size_t(o)], unlink)) {
+        th.borrowed++;
+        return e;
+      }
+    }
+    throw std::runtime_error("wbl: tuple cache region of " + t.info.name +
+                             " too small for one transaction (every entry pinned; raise --dram-size)");
+  }
+
+  HeapRegion& pick_region(Thread& th) {
+    for (size_t i = 0; i + 1 < th.regions.size(); i++) {
+      HeapRegion& r = *regions_[th.regions[i]];
+      bool fits = true;
+      for (uint32_t t = 0; t < th.need.size(); t++) fits &= r.free_slots(t) >= th.need[t];
+      if (fits) return r;
+    }
+    return *regions_[th.regions.back()];
+  }
+
+  static size_t count_need(Thread& th, const Access* acc, size_t n) {
+    std::fill(th.need.begin(), th.need.end(), 0);
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+      if (acc[i].type != AccessType::Read) th.need[acc[i].table]++, total++;
+    return total;
+  }
+
+  bool has_room(Thread& th) {
+    HeapRegion& r = pick_region(th);
+    uint64_t pages = 0;
+    for (uint32_t t = 0; t < th.need.size(); t++)
+      if (r.free_slots(t) < th.need[t]) {
+        uint64_t per = kPageBytes / slot_bytes(tables_[t]->len);
+        pages += (th.need[t] - r.free_slots(t) + per - 1) / per;
+      }
+    return pages == 0 || pages_->pages_left() >= pages;
+  }
+
+  char* take(Thread& th, HeapRegion& r, uint32_t table) {
+    if (char* s = r.take(table)) return s;
+    reclaim(th, ~size_t(0));
+    if (char* s = r.take(table, false)) return s;
+    throw std::runtime_error("wbl: NVM version heap full (raise --nvm-size)");
+  }
+
+  // A timestamp above the durable cd waits for the next record to raise the grant.
+  void await_grant(Thread& th, uint64_t cts) {
+    if (cts <= cd_.load(std::memory_order_acquire)) return;
+    th.grant_waits++;
+    while (cts > cd_.load(std::memory_order_acquire)) {
+      if (!running_.load(std::memory_order_acquire)) { group_commit(true); continue; }
+      dev::pay_debt();
+      std::this_thread::yield();
+    }
+  }
+
+  // One group commit: cp = the largest timestamp such that every commit at or below it has
+  // persisted its versions (no thread is still writing one); cd = what may be handed out until
+  // the next record. Appends {cp, cd} and makes it durable; publishes both only then.
+  void group_commit(bool grant) {
+    std::lock_guard g(gc_mu_);
+    const uint64_t c = counter_.load(std::memory_order_seq_cst);  // clock first (see persist())
+    const uint64_t cd_old = cd_.load(std::memory_order_relaxed), cp_old = cp_.load(std::memory_order_relaxed);
+    uint64_t cp = c - 1;
+    if (!dev::fault_is(dev::Fault::EarlyRecord))  // injected bug: claim commits still persisting
+      for (int t = 0; t < nthreads_; t++) {
+        uint64_t f = shared_[t].inflight.load(std::memory_order_seq_cst);
+        if (f && f - 1 < cp) cp = f - 1;
+      }
+    cp = std::max(std::min(cp, cd_old), cp_old);
+    uint64_t used = c - std::min(c, last_c_);
+    last_c_ = c;
+    uint64_t cd = grant ? std::max(cd_old, c - 1 + std::max(kMinGrant, 4 * used)) : std::max(cd_old, cp);
+    if (cp == cp_old && cd == cd_old) return;
+    append_record(cp, cd);
+    cp_.store(cp, std::memory_order_release);
+    cd_.store(cd, std::memory_order_release);
+  }
+
+  void append_record(uint64_t cp, uint64_t cd) {
+    uint64_t seq = ++seq_;
+    LogRecord* r = &log_[seq % kLogRecords];
+    r->seq = seq;
+    r->cp = cp;
+    r->cd = cd;
+    r->check = LogRecord::checksum(seq, cp, cd);
+    dev::flush(r, sizeof *r);
+    dev::crash_point("wbl.record_before_fence");  // between the record's append and its fence
+    dev::fence();
+    dev::crash_point("wbl.record_durable");
+    records_++;
+  }
+
+  LogRecord last_record() const {
+    LogRecord best{};
+    dev::read(log_, kLogRecords * sizeof(LogRecord));
+    for (uint64_t i = 0; i < kLogRecords; i++) {
+      LogRecord r = log_[i];
+      if (r.valid() && r.seq > best.seq) best = r;
+    }
+    return best;
+  }
+
+  // Reclamation: an old version may be reused once its successor is covered by a durable record
+  // (else recovery may need it) and no running transaction started before the successor.
+  uint64_t reclaim_bound() const {
+    uint64_t m = counter_.load(std::memory_order_seq_cst);
+    for (int t = 0; t < nthreads_; t++) {
+      uint64_t a = shared_[t].active_since.load(std::memory_order_seq_cst);
+      if (a && a < m) m = a;
+    }
+    return std::min(m, cp_.load(std::memory_order_acquire) + 1);
+  }
+
+  void reclaim(Thread& th, size_t budget) {
+    Shared& sh = shared_[th.tid];
+    if (sh.has_inbox.load(std::memory_order_acquire)) {
+      std::lock_guard g(sh.inbox_mu);
+      for (auto& x : sh.inbox) regions_[pages_->region_of(x.slot)]->put(x.table, x.slot);
+      sh.inbox.clear();
+      sh.has_inbox.store(false, std::memory_order_relaxed);
+    }
+    if (th.garbage.empty()) return;
+    if (th.garbage.front().cts >= th.min_cts) th.min_cts = reclaim_bound();
+    for (; budget && !th.garbage.empty() && th.garbage.front().cts < th.min_cts; budget--) {
+      Garbage x = th.garbage.front();
+      th.garbage.pop_front();
+      th.reclaimed++;
+      uint32_t r = pages_->region_of(x.slot);
+      int owner = int(r % uint32_t(nthreads_));
+      if (owner == th.tid) {
+        regions_[r]->put(x.table, x.slot);
+      } else {
+        Shared& o = shared_[owner];
+        std::lock_guard g(o.inbox_mu);
+        o.inbox.push_back(x);
+        o.has_inbox.store(true, std::memory_order_release);
+      }
+    }
+  }
+
+  EngineEnv& env_;
+  int nthreads_;
+  int interval_us_;
+  std::vector<std::unique_ptr<Table>> tables_;
+  std::unique_ptr<PageManager> pages_;
+  std::vector<std::unique_ptr<HeapRegion>> regions_;
+  std::vector<Thread> threads_;
+  std::unique_ptr<Shared[]> shared_;
+  LogRecord* log_ = nullptr;
+  std::atomic<uint64_t> counter_{kLoadCts + 1};  // the commit-timestamp clock
+  std::atomic<uint64_t> cp_{0}, cd_{0};           // of the last durable record
+  std::mutex gc_mu_;
+  uint64_t seq_ = 0, last_c_ = kLoadCts + 1;
+  std::atomic<uint64_t> records_{0};
+  std::atomic<bool> running_{false};
+  std::thread gc_thread_;
+  dev::Counters gc_counters_;
+  uint64_t recovery_cp_ = 0, recovery_cd_ = 0, recovered_versions_ = 0, discarded_versions_ = 0;
+};
+
+}  // namespace nvt::wbl

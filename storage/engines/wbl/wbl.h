@@ -382,6 +382,15 @@ class Wbl {
     return cts;
   }
 
+  // Durable commit latency without blocking the worker (the driver): a commit is durable once
+  // a record's cp reaches its token; durable_point() is that cp and the TSC at which its record
+  // was durable (or a later record's: the driver asks once per transaction).
+  uint64_t commit_token(const Thread& th) const { return th.last_cts; }
+  std::pair<uint64_t, uint64_t> durable_point() const {
+    uint64_t cp = cp_.load(std::memory_order_acquire);
+    return {cp, cp_tsc_.load(std::memory_order_relaxed)};
+  }
+
   // Acknowledge: wait until a durable record covers this thread's last commit.
   void sync(Thread& th) {
     while (cp_.load(std::memory_order_acquire) < th.last_cts) {
@@ -925,6 +934,7 @@ class Wbl {
     uint64_t cd = grant ? std::max(cd_old, c - 1 + std::max(kMinGrant, 4 * used)) : std::max(cd_old, cp);
     if (cp == cp_old && cd == cd_old) return;
     append_record(cp, cd);
+    cp_tsc_.store(__rdtsc(), std::memory_order_relaxed);  // before cp_: a reader of cp sees it
     cp_.store(cp, std::memory_order_release);
     cd_.store(cd, std::memory_order_release);
   }
@@ -1002,6 +1012,7 @@ class Wbl {
   LogRecord* log_ = nullptr;
   std::atomic<uint64_t> counter_{kLoadCts + 1};  // the commit-timestamp clock
   std::atomic<uint64_t> cp_{0}, cd_{0};           // of the last durable record
+  std::atomic<uint64_t> cp_tsc_{0};               // when that record was durable
   std::mutex gc_mu_;
   uint64_t seq_ = 0, last_c_ = kLoadCts + 1;
   std::atomic<uint64_t> records_{0};

@@ -19,8 +19,8 @@ METRICS = {
     "latency_us.avg": ("Average latency (µs)", 1.0),
     "latency_us.p50": ("Median latency to commit (µs)", 1.0),
     "latency_us.p99": ("99th percentile latency (µs)", 1.0),
-    "durable_latency_us.p50": ("Median latency to durability (µs)", 1.0),
-    "durable_latency_us.p99": ("99th percentile latency to durability (µs)", 1.0),
+    "durable_latency_us.p50": ("Median to durable (µs)", 1.0),
+    "durable_latency_us.p99": ("p99 to durable (µs)", 1.0),
     "per_txn.clwb": ("clwb per transaction", 1.0),
     "per_txn.sfence": ("sfence per transaction", 1.0),
     "per_txn.nvm_read_bytes": ("NVM reads per transaction (bytes)", 1.0),
@@ -30,7 +30,8 @@ SETTING_LABELS = {"threads": "Threads", "read_ratio": "Read ratio", "theta": "Zi
                   "p_ratio": "P (NVM / DRAM)", "read_ns": "NVM read latency (ns per 256 B)",
                   "write_gbps": "NVM write bandwidth (GB/s)", "profile": "Device profile",
                   "persist_domain": "Persistence domain", "cc": "Concurrency control",
-                  "epoch_txns": "Epoch size (transactions)", "txns": "Transactions per thread "
+                  "epoch_txns": "Epoch size (transactions)",
+                  "group_commit_us": "Group-commit interval (µs)", "txns": "Transactions per thread "
                   "before the crash", "rows": "Rows"}
 WORKLOADS = {1.0: "RO", 0.9: "RH", 0.5: "BA", 0.1: "WH"}  # zen-vldb21's read/write mixes
 SKEWS = {0.0: "No skew", 0.6: "Low skew", 0.95: "High skew"}
@@ -204,13 +205,21 @@ def unclash_ticks(fig):
 
 def finish(fig, df, legend_cols=4, figure=None, handles=None):
     handles, labels = handles or fig.axes[0].get_legend_handles_labels()
+    legend_in = 0.0  # the legend's height (inches), measured once drawn
     if labels:
-        fig.legend(handles, labels, loc="upper center", ncol=min(legend_cols, len(labels)),
-                   frameon=False, bbox_to_anchor=(0.5, 1.0))
+        legend = fig.legend(handles, labels, loc="upper center",
+                            ncol=min(legend_cols, len(labels)), frameon=False,
+                            bbox_to_anchor=(0.5, 1.0))
+        legend_in = legend.get_window_extent(fig.canvas.get_renderer()).height / fig.dpi
     # About 15 characters of 8-point text per inch: wrap so narrow figures keep the caption.
     text = textwrap.fill(caption(df, figure), width=int(fig.get_figwidth() * 15))
     fig.text(0.5, 0.005, text, ha="center", va="bottom", fontsize=8)
-    rect = (0, 0.04 * (1 + text.count("\n")) + 0.03, 1, 0.9)
+    # Margins in inches (legend above, caption below), so tall figures of several rows of
+    # panels do not leave a fixed share of their height empty.
+    height = fig.get_figheight() + legend_in  # the panels keep their size under a tall legend
+    fig.set_figheight(height)
+    rect = (0, (0.15 * (1 + text.count("\n")) + 0.12) / height, 1,
+            1 - (legend_in + 0.1) / height)
     fig.tight_layout(rect=rect)
     if unclash_ticks(fig):
         fig.tight_layout(rect=rect)

@@ -7,6 +7,9 @@ from matplotlib.patches import Patch
 
 from plots import common
 
+# Steps of every engine in one figure (recovery: 11 of them) each get their own colour.
+STEP_COLOURS = common.plt.get_cmap("tab20")
+
 HATCHES = ["", "//", "..", "xx", "\\\\", "oo", "--", "++"]
 
 
@@ -38,7 +41,7 @@ def plot(df, x="engine", series=("engine",), prefix="recovery.steps_s", facet=No
             bottom = np.zeros(len(xs))
             for part in parts:
                 height = means[part].reindex([(name, v) for v in xs]).fillna(0.0).to_numpy() * factor
-                colour = colours.setdefault(part[len(pre) + 1:], f"C{len(colours) % 10}")
+                colour = colours.setdefault(part[len(pre) + 1:], STEP_COLOURS(len(colours) % 20))
                 ax.bar(pos, height, width, bottom=bottom, color=colour,
                        hatch=HATCHES[j % len(HATCHES)], edgecolor="black", linewidth=0.4)
                 bottom += height

@@ -228,6 +228,9 @@ TEST(ZenLrt, ConcurrentTransfersLeaveEveryLongScanSnapshotConsistent) {
   DbOptions o;
   o.rows = 2000;
   o.threads = 3;
+  // Condition 2 off: each scan holds reclamation back while transfers write, so over thousands
+  // of scans the 7 pages of this heap are all taken, which rightly makes the scan privileged.
+  o.lrt_beta = 0;
   TempPath p("zen-lrt-scan");
   LrtDb<CC> db(p.str(), o);
   test::CCServices<CC> svc(3);
@@ -269,7 +272,7 @@ TEST(ZenLrt, ConcurrentTransfersLeaveEveryLongScanSnapshotConsistent) {
   EXPECT_GE(overlapped, 10) << "scans with transfers committed inside them";
   EXPECT_EQ(aborts, 0);
   EXPECT_GE(db.lrt_stat("direct_nvm_reads"), uint64_t(scans) * 1000);
-  EXPECT_EQ(db.lrt_stat("exclusive_entries"), 0u);
+  EXPECT_EQ(db.lrt_stat("exclusive_entries"), 0u) << db.lrt().dump();
   EXPECT_EQ(db.total(), 2000 * 100);
 }
 

@@ -317,6 +317,11 @@ class Zen {
     shared_[th.tid].accessed.store(++th.txn_accesses, std::memory_order_relaxed);
     if (lrt_.adaptive() && !detect(th, table)) return false;
     th.refused = false;
+    // A long snapshot reader's misses read in NVM are bounded by the evicted history (direct()):
+    // from now on no entry written after that bound is evicted (keep()), so it stays below the
+    // reader's snapshot. (Short readers are left out: they would pin the cache's recent writes.)
+    if (th.snapshot && th.txn_accesses == kMinEntriesPerRegion)
+      shared_[th.tid].snapshot_bound.store(history_bound().wts + 1, std::memory_order_seq_cst);
     for (;;) {
       uint64_t v = t.index->lookup(key);
       if (v == HashIndex::kNoValue) return false;
@@ -506,6 +511,7 @@ class Zen {
     // The CC-Metas of tuples worked on in NVM go as an evicted entry's do (see unlink()).
     for (Direct& d : th.direct) publish_history(th, d.meta);
     th.direct.clear();
+    if (th.snapshot) shared_[th.tid].snapshot_bound.store(0, std::memory_order_release), th.snapshot = false;
     if (th.active) {
       Shared& sh = shared_[th.tid];
       sh.active_since.store(0, std::memory_order_seq_cst);
@@ -755,6 +761,8 @@ class Zen {
     // A multi-version CC's history of the entries this thread evicted (largest wts, rts):
     // what a refill of any of them may have lost (see fill()).
     std::atomic<uint64_t> evicted_wts{0}, evicted_rts{0};
+    // Zen+: 1 + the evicted-history bound when this thread's snapshot reader began (0: none).
+    std::atomic<uint64_t> snapshot_bound{0};
   };
 
   static constexpr bool kKeepsHistory = requires(const Meta& m) { m.history(); };
@@ -816,13 +824,35 @@ class Zen {
   // this tuple's own (the CC's timestamps are not the Tx-CTS, so the NVM-tuple cannot tell them).
   void refill_meta(Meta& m, bool written) {
     new (&m) Meta();
+    if constexpr (kKeepsHistory) m.refilled(history_bound(), written);
+  }
+  auto history_bound() const {
     if constexpr (kKeepsHistory) {
-      decltype(m.history()) bound{};
+      decltype(std::declval<Meta&>().history()) bound{};
       for (int i = 0; i < nthreads_; i++) {
         bound.wts = std::max(bound.wts, shared_[i].evicted_wts.load(std::memory_order_acquire));
         bound.rts = std::max(bound.rts, shared_[i].evicted_rts.load(std::memory_order_acquire));
       }
-      m.refilled(bound, written);
+      return bound;
+    } else {
+      return mvh{};
+    }
+  }
+  struct mvh { uint64_t wts = 0, rts = 0; };
+
+  // Zen+: an entry written after the oldest running snapshot reader's bound stays cached (its
+  // eviction would raise the bound past that reader's snapshot). No reader: none is kept.
+  bool keep(const Entry* e) const {
+    if constexpr (kKeepsHistory) {
+      uint64_t floor = 0;
+      for (int i = 0; i < nthreads_; i++) {
+        uint64_t b = shared_[i].snapshot_bound.load(std::memory_order_acquire);
+        if (b && (!floor || b < floor)) floor = b;
+      }
+      return floor && e->meta.history().wts + 1 > floor;
+    } else {
+      (void)e;
+      return false;
     }
   }
 
@@ -868,7 +898,8 @@ class Zen {
     auto unlink = [&](Entry* e) { this->unlink(th, t, e); };
     // Its pins stay until it ends: the privileged transaction looks at a used-up region once.
     if (to_nvm && th.exclusive && lrt_.adaptive() && th.region_full[table]) return nullptr;
-    if (Entry* e = t.cache->victim(th.tid, th.hand[table], unlink, holds_table(t))) return e;
+    auto kept = [this](const Entry* e) { return keep(e); };
+    if (Entry* e = t.cache->victim(th.tid, th.hand[table], unlink, holds_table(t), kept)) return e;
     if (!th.exclusive) {
       request_exclusive(LrtCondition::MetCache);
       if (lrt_.holder() != th.tid) return nullptr;  // another transaction is the long one
@@ -927,7 +958,7 @@ class Zen {
       th.copy_evictions++;
       this->unlink(th, t, v);
     };
-    return t.cache->victim(th.tid, th.hand[table], unlink);
+    return t.cache->victim(th.tid, th.hand[table], unlink, false, [this](const Entry* e) { return keep(e); });
   }
 
   // Start of a transaction (its first lookup) and the exclusive-mode check (section 3.3.4).

@@ -132,6 +132,7 @@ TYPED_TEST(ZenLrtTest, PrivilegedTransactionWritesNvmPastItsRegion) {
   EXPECT_GE(db.lrt_stat("direct_nvm_writes"), 500 - db.per_region());
   EXPECT_EQ(db.eng->stats()["met_cache"]["accounts"]["evictions"].template get<uint64_t>(), 0u)
       << "no other region was borrowed from";
+  EXPECT_GE(db.lrt_stat("stage_reclaimed"), 500u) << "the stage's end reclaims what it superseded";
   for (uint64_t k = 0; k < 500; k += 7) {  // another thread sees every write
     m1.begin();
     const char* d = m1.read(0, k);
@@ -210,12 +211,13 @@ TEST(ZenLrt, ConcurrentTransfersLetALongUpdateCompleteBelowBeta) {
     if (done) done = m0.commit();
   }
   EXPECT_TRUE(done) << "the long update commits";
-  EXPECT_GE(db.entries("beta"), 1u);
-  EXPECT_GT(db.lrt_stat("stage_reclaimed"), 0u);
   uint64_t before = moved.load();
   while (moved.load() < before + 1000) std::this_thread::yield();  // transfers go on
   stop = true;
   writer.join();
+  // (stats() reads per-thread counters: after the join. What the stage's end reclaims here
+  // depends on timing: the aborting transfers reclaim their own garbage meanwhile.)
+  EXPECT_GE(db.entries("beta"), 1u);
   EXPECT_EQ(db.total(), 1000 * 100 + 600);
   EXPECT_EQ(db.eng->check()["violations"].get<uint64_t>(), 0u);
 }

@@ -70,18 +70,6 @@ bool add_range_retried(Mgr& m, uint64_t lo, uint64_t n) {
   return false;
 }
 
-template <class Mgr>
-bool transfer(Mgr& m, uint64_t a, uint64_t b) {
-  m.begin();
-  char* x = m.write(0, a);
-  if (!x) { m.abort(); return false; }
-  char* y = m.write(0, b);
-  if (!y) { m.abort(); return false; }
-  set_balance(x, balance_of(x) - 1);
-  set_balance(y, balance_of(y) + 1);
-  return m.commit();
-}
-
 template <class CC>
 class ZenLrtTest : public ::testing::Test {};
 using MvMethods = ::testing::Types<cc::Mvcc, cc::Hekaton, cc::Cicada>;
@@ -140,7 +128,7 @@ TYPED_TEST(ZenLrtTest, PrivilegedTransactionWritesNvmPastItsRegion) {
     EXPECT_EQ(balance_of(d), 101);
     ASSERT_TRUE(m1.commit());
   }
-  ASSERT_TRUE(transfer(m1, 300, 302)) << "a refilled tuple the privileged wrote can be written again";
+  ASSERT_TRUE(test::transfer(m1, 300, 302, 1)) << "a refilled tuple the privileged wrote can be written again";
   EXPECT_EQ(db.total(), 2000 * 100 + 500);
   EXPECT_EQ(db.eng->check()["violations"].template get<uint64_t>(), 0u);
 }
@@ -194,7 +182,7 @@ TEST(ZenLrt, ConcurrentTransfersLetALongUpdateCompleteBelowBeta) {
   std::thread writer([&] {
     LrtDb<CC>::Mgr m1(*db.eng, 1);
     for (uint64_t i = 0; !stop.load(); i++)
-      if (transfer(m1, 600 + i % 400, 600 + (i * 7 + 1) % 400)) moved++;
+      if (test::transfer(m1, 600 + i % 400, 600 + (i * 7 + 1) % 400, 1)) moved++;
   });
   LrtDb<CC>::Mgr m0(*db.eng, 0);
   bool done = false;
@@ -243,7 +231,7 @@ TEST(ZenLrt, ConcurrentTransfersLeaveEveryLongScanSnapshotConsistent) {
     writers.emplace_back([&, t] {
       LrtDb<CC>::Mgr m(*db.eng, t);
       for (uint64_t i = 0; !stop.load(); i++)  // keys 0..999 only: 1000..1999 stay in NVM
-        if (transfer(m, (i * 13 + uint64_t(t)) % 1000, (i * 31 + 7 * uint64_t(t)) % 1000)) moved++;
+        if (test::transfer(m, (i * 13 + uint64_t(t)) % 1000, (i * 31 + 7 * uint64_t(t)) % 1000, 1)) moved++;
     });
   LrtDb<CC>::Mgr m0(*db.eng, 0);
   int scans = 0, overlapped = 0, aborts = 0, wrong = 0;

@@ -89,6 +89,9 @@ struct Cicada {
   static void start(int) {}
   static void stop() {}
   static Meta* meta(Access& a) { return static_cast<Meta*>(a.row.meta); }
+  // This attempt reads at min_wts - 1 (read-only hint taken): it never waits, validates or
+  // writes metadata (Zen+ serves its Met-Cache misses from NVM).
+  static bool snapshot_reader(const Txn& t) { return t.read_only; }
 
   void begin(Txn& t) { begin(t, false); }
   void begin(Txn& t, bool read_only) {

@@ -46,8 +46,16 @@ struct Hekaton {
     AbortCause cause = AbortCause::None;
     uint64_t ts = 0;   // S
     uint64_t end = 0;  // C
+    // Snapshot reader (read-only hint, passed only where the engine asks for it: Zen+); a lost
+    // version makes the retry a read-write transaction, as Cicada's.
+    bool read_only = false, snapshot_lost = false;
+    uint32_t ro_begins = 0;
     mv::Store store{registry()};
   };
+  // The transaction manager passes the read-only hint only when the engine asks for snapshot
+  // readers (Zen+, storage/engines/zen/lrt.h); elsewhere a read-only transaction reads at S.
+  static constexpr bool kSnapshotOnRequest = true;
+  static bool snapshot_reader(const Txn& t) { return t.read_only; }
 
   static std::atomic<uint64_t>& clock() {
     static std::atomic<uint64_t> c{1};
@@ -63,15 +71,28 @@ struct Hekaton {
   static void stop() {}
   static Meta* meta(Access& a) { return static_cast<Meta*>(a.row.meta); }
 
-  void begin(Txn& t) {
+  void begin(Txn& t) { begin(t, false); }
+  void begin(Txn& t, bool read_only) {
     t.cause = AbortCause::None;
     t.end = 0;
+    if (t.snapshot_lost) read_only = t.snapshot_lost = false;
+    t.read_only = read_only;
+    if (read_only) {  // below every writer's end timestamp: nothing to wait for
+      t.ts = mv::begin_snapshot(registry(), t.store.slot(), t.ro_begins,
+                                [] { return clock().load(std::memory_order_seq_cst); });
+      return;
+    }
     t.ts = registry().enter(t.store.slot(), [](uint64_t) { return next_ts(); });
   }
 
   const char* read(Txn& t, Access& a) {
     Meta* m = meta(a);
     mv::Chain& c = m->chain;
+    if (t.read_only) {
+      const char* p = mv::snapshot_read(m, c, a, t.ts);
+      if (!p) t.snapshot_lost = true, t.cause = AbortCause::ReadConflict;
+      return p;
+    }
     for (uint32_t spins = 0;;) {
       dev::read(m, sizeof *m);
       uint64_t w = c.word.load(std::memory_order_seq_cst);
@@ -99,6 +120,7 @@ struct Hekaton {
   }
 
   bool write(Txn& t, Access& a) {
+    if (t.read_only) { t.cause = AbortCause::User; return false; }
     Meta* m = meta(a);
     uint64_t w;
     if (!mv::try_lock(m->chain, w)) { t.cause = AbortCause::WriteConflict; return false; }
@@ -159,7 +181,7 @@ struct Hekaton {
     });
     if (t.end) registry().installed(t.store.slot(), t.end);
     registry().leave(t.store.slot());
-    t.store.collect([] { return clock().load(std::memory_order_seq_cst); });
+    if (!t.read_only) t.store.collect([] { return clock().load(std::memory_order_seq_cst); });
   }
 
   void abort(Txn& t, Access* acc, size_t n) {

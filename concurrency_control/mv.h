@@ -269,6 +269,40 @@ class Store {
 // (seqlock-style: it may overlap the engine's install by design; tests/tsan.supp names it).
 inline void optimistic_copy(Access& a) { copy_tuple(a.local, a.row.data, a.len); }
 
+// A snapshot read at ts = min_ts - 1 (Registry::enter_snapshot; Zen+'s read-only transactions
+// for MVCC and HEKATON, as Cicada's): every running or future writer's version is above ts, so
+// nothing is waited for or validated and no read timestamp is raised. The current image when it
+// is at or below ts and not being installed, else the chain's newest version at or below ts.
+// nullptr: that version is gone (history reclaimed, or lost with an evicted Zen entry).
+template <class M>
+const char* snapshot_read(M* m, Chain& c, Access& a, uint64_t ts) {
+  for (;;) {
+    dev::read(m, sizeof *m);
+    uint64_t w = c.word.load(std::memory_order_seq_cst);
+    if (ts_of(w) > ts || (w & kInstall)) {
+      Version* v = find(c, ts, false);
+      if (!v) return nullptr;
+      copy_tuple(a.local, v->data(), a.len);
+      a.tid = v->wts;
+      return a.local;
+    }
+    optimistic_copy(a);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (c.word.load(std::memory_order_seq_cst) == w) {
+      a.tid = ts_of(w);
+      return a.local;
+    }
+  }
+}
+
+// Begin a snapshot reader (see snapshot_read()); a reader-only thread moves min_ts on itself now
+// and then (writers refresh it as they commit). Returns its timestamp.
+template <class Now>
+uint64_t begin_snapshot(Registry& r, int slot, uint32_t& begins, Now&& now) {
+  if (++begins % kRefreshEvery == 0 || !r.min_ts.load(std::memory_order_relaxed)) r.refresh(now());
+  return r.enter_snapshot(slot);
+}
+
 // Raise a read timestamp to ts. A writer locks the word, then checks rts; a reader raises rts,
 // then rechecks the word (unchanged()): both seq_cst, so at least one of them sees the other.
 inline void raise_rts(std::atomic<uint64_t>& rts, uint64_t ts) {

@@ -1,5 +1,7 @@
 """Throughput over time, one line per series (mean over repetitions, band: std), from rundb's
-timeline (--timeline-ms): long-running transactions in zen-plus Figures 24 and 25."""
+timeline (--timeline-ms): long-running transactions in zen-plus Figures 24 and 25. Where the
+table has timeline.exclusive (Zen: 1 for an interval in which the exclusive stage was on), those
+intervals are shaded in the series' colour, darker the more repetitions had it on."""
 import json
 
 import numpy as np
@@ -16,6 +18,20 @@ def curves(sub):
     return np.arange(1, n + 1) * step, data.mean(axis=0), data.std(axis=0)
 
 
+def exclusive_spans(sub):
+    """(start s, end s, share of repetitions) of the intervals in which any repetition had the
+    exclusive stage on."""
+    if "timeline.exclusive" not in sub.columns:
+        return []
+    lists = [json.loads(t) for t in sub["timeline.exclusive"].dropna()]
+    if not lists:
+        return []
+    n = min(len(t) for t in lists)
+    on = np.array([t[:n] for t in lists], dtype=float).mean(axis=0)
+    step = float(sub["timeline.interval_ms"].iloc[0]) / 1000.0
+    return [(i * step, (i + 1) * step, on[i]) for i in range(n) if on[i] > 0]
+
+
 def plot(df, series=("engine", "cc"), facet=None, figure=None):
     df = common.with_series(df, series)
     fig, panels = common.facets(df, facet)
@@ -28,6 +44,8 @@ def plot(df, series=("engine", "cc"), facet=None, figure=None):
                 continue
             t, mean, std = curves(rows)
             ax.plot(t, mean / 1e3, label=name, color=colour[name])
+            for a, b, share in exclusive_spans(rows):
+                ax.axvspan(a, b, color=colour[name], alpha=0.3 * share, lw=0)
             if rows["rep"].nunique() > 1:  # a band only where repetitions give a spread
                 ax.fill_between(t, (mean - std) / 1e3, (mean + std) / 1e3, alpha=0.2, color=colour[name])
         ax.set_xlabel("Time (s)")

@@ -47,6 +47,25 @@ RECOVERY_POINTS = {
 
 
 EADR_POINTS = {"zen.slot_header"}
+# Zen+'s exclusive stage (storage/engines/zen/lrt.h), for Zen with a multi-version method: G-EX
+# held and the others drained, the privileged transaction's versions flushed but not fenced, and
+# the end-of-stage reclamation of every thread's garbage (before it and before G-EX is unlocked).
+EXCLUSIVE_POINTS = ["zen.exclusive_enter", "zen.exclusive_persist", "zen.exclusive_reclaim",
+                    "zen.exclusive_exit"]
+MV_CCS = {"mvcc", "hekaton", "cicada"}
+
+
+def points_for(engine, cc, prefix):
+    pts = POINTS.get(engine, []) + (EXCLUSIVE_POINTS if engine == "zen" and cc in MV_CCS else [])
+    return [p for p in pts if p.startswith(prefix)]
+
+
+def exclusive_flags(rows):
+    # A long update of 2/5 of the table on thread 0 after every 20 normal transactions; at a
+    # low alpha it is the privileged transaction each time (condition 1), so the stage is entered
+    # within the first long one.
+    return ["--long-txn", "update", "--long-txn-rows", str(max(1, rows * 2 // 5)),
+            "--long-txn-gap", "20", "--lrt-alpha", "0.05"]
 
 
 def build(engine, cc):
@@ -59,11 +78,11 @@ def run(cmd, timeout=120):
     return p.returncode, p.stdout, p.stderr
 
 
-def crash_spec(rng, engine, fault):
+def crash_spec(rng, engine, fault, points_all, prefix=""):
     # An injected fault breaks a protocol step, so crash mostly at the protocol's named points.
     kinds = ["fence", "time", "point", "point", "point", "point"] if fault != "none" else \
         ["fence", "fence", "time", "point"]
-    kind = rng.choice(kinds)
+    kind = "point" if prefix else rng.choice(kinds)
     if kind == "fence":
         n = rng.choice([rng.randint(1, 50), rng.randint(50, 2000), rng.randint(2000, 20000)])
         return f"fence:{n}", f"fence:{len(str(n))}-digit"
@@ -72,9 +91,11 @@ def crash_spec(rng, engine, fault):
         return f"time:{ms}", "time"
     # zen.slot_header matters under eADR, where every store persists; an injected flush or
     # fence bug runs under ADR, where the protocol's own points are the ones to hit.
-    points = [p for p in POINTS.get(engine, []) if fault == "none" or p not in EADR_POINTS]
+    points = [p for p in points_all if fault == "none" or p not in EADR_POINTS]
     point = rng.choice(points or ["none"])
-    hit = rng.choice([1, rng.randint(2, 50), rng.randint(50, 3000)])
+    # The exclusive stage is entered once per long transaction: its points are hit a few times.
+    hit = rng.randint(1, 3) if point in EXCLUSIVE_POINTS else \
+        rng.choice([1, rng.randint(2, 50), rng.randint(50, 3000)])
     return f"point:{point}:{hit}", f"point:{point}"
 
 
@@ -90,7 +111,8 @@ def one_round(binary, engine, rnd, rng, args, workdir):
     ack = os.path.join(workdir, "ack")
     for f in os.listdir(workdir):
         os.unlink(os.path.join(workdir, f))
-    spec, label = crash_spec(rng, engine, args.fault)
+    spec, label = crash_spec(rng, engine, args.fault, points_for(engine, args.cc, args.point_prefix),
+                             args.point_prefix)
     # An injected flush or fence bug leaves lines flushed but unfenced, or never flushed: with no
     # early eviction they are simply lost at the crash, with the rest of their transaction, and
     # the bug cannot show. Fault rounds therefore always evict some dirty lines early.
@@ -110,6 +132,8 @@ def one_round(binary, engine, rnd, rng, args, workdir):
                          "--seed", str(rnd + 1), "--ack-file", ack, "--power-fail",
                          "--crash-at", spec, "--evict-prob", str(evict), "--fault", args.fault,
                          "--persist-domain", domain]
+    if any(p in spec for p in EXCLUSIVE_POINTS):
+        workload += exclusive_flags(args.rows)
     rc, _, err = run([binary] + workload)
     if rc not in (0, CRASH_EXIT):
         return {"error": f"run exited {rc}: {err.strip()[-400:]}", "label": label}
@@ -154,6 +178,8 @@ def main():
     ap.add_argument("--fault", default="none",
                     choices=["none", "drop-flush", "drop-fence", "reorder-lp", "early-record"])
     ap.add_argument("--recovery-crash-share", type=float, default=0.2)
+    ap.add_argument("--point-prefix", default="",
+                    help="crash only at named points starting with this (e.g. zen.exclusive_)")
     # Floors on what the rounds tested: a run whose rounds never reached their crash point (or
     # all crashed while loading) checked no acknowledged transaction against a crash and must
     # not pass. --min-crashed-share of the rounds must crash after the load, and at least
@@ -165,6 +191,8 @@ def main():
     args = ap.parse_args()
     if args.rounds < 1 or args.rows < 100 or args.threads < 1 or args.duration <= 0:
         ap.error("--rounds >= 1, --rows >= 100, --threads >= 1 and --duration > 0 are required")
+    if args.point_prefix and not points_for(args.engine, args.cc, args.point_prefix):
+        ap.error(f"no crash point of {args.engine}-{args.cc} starts with {args.point_prefix}")
     binary = build(args.engine, args.cc)
     rng = random.Random(args.seed)
     workdir = tempfile.mkdtemp(prefix="nvt-torture-", dir="/dev/shm")

@@ -89,6 +89,10 @@ nlohmann::json run_pair(const RunContext& ctx) {
   eo.checkpoint_after_load = o.checkpoint == "after-load";
   eo.checkpoint_log_fill = o.checkpoint_fill;
   eo.group_commit_us = o.group_commit_us;
+  eo.lrt_adaptive = o.lrt_adaptive;
+  eo.lrt_alpha = o.lrt_alpha;
+  eo.lrt_beta = o.lrt_beta;
+  eo.lrt_gamma = o.lrt_gamma;
   eo.log_bytes = o.log_size ? o.log_size
                             : std::min<uint64_t>(4ull << 30, std::max<uint64_t>(64ull << 20, 2 * db_bytes / uint64_t(o.threads)));
   eo.log_bytes = (eo.log_bytes + (2ull << 20) - 1) / (2ull << 20) * (2ull << 20);
@@ -359,16 +363,25 @@ nlohmann::json run_pair(const RunContext& ctx) {
     for (auto& s : stats) c += s.committed.load(std::memory_order_relaxed);
     return c;
   };
+  // Zen+: per sample, the exclusive stage's entries so far and whether it is on (an interval is
+  // marked when the stage was on at either end or was entered within it).
+  constexpr bool kStages = requires { eng.exclusive_sample(); };
+  std::vector<std::pair<uint64_t, bool>> stages;
+  auto sample = [&] {
+    timeline.push_back(committed_now());
+    if constexpr (kStages) stages.push_back(eng.exclusive_sample());
+  };
+  if constexpr (kStages) stages.push_back(eng.exclusive_sample());
   if (o.txns) {
     while (finished.load() < o.threads && !stopping()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(o.timeline_ms ? o.timeline_ms : 5));
-      if (o.timeline_ms) timeline.push_back(committed_now());
+      if (o.timeline_ms) sample();
     }
   } else if (o.timeline_ms) {
     auto until = m0 + std::chrono::duration<double>(o.duration_s);
     while (clk::now() < until && !stopping()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(o.timeline_ms));
-      timeline.push_back(committed_now());
+      sample();
     }
   } else {
     run_for(o.duration_s);
@@ -491,6 +504,12 @@ nlohmann::json run_pair(const RunContext& ctx) {
       prev = v;
     }
     out["timeline"] = {{"interval_ms", o.timeline_ms}, {"throughput_tps", tl}};
+    if constexpr (kStages) {
+      nlohmann::json ex = nlohmann::json::array();
+      for (size_t i = 1; i < stages.size(); i++)
+        ex.push_back(int(stages[i].second || stages[i - 1].second || stages[i].first != stages[i - 1].first));
+      out["timeline"]["exclusive"] = ex;
+    }
   }
   return out;
 }

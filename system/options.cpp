@@ -122,6 +122,8 @@ nlohmann::json Options::to_json() const {
       {"profile", profile},       {"persist_domain", persist_domain},
       {"numa_nodes", numa_nodes}, {"checkpoint", checkpoint}, {"checkpoint_fill", checkpoint_fill},
       {"log_size", log_size},     {"group_commit_us", group_commit_us}, {"recover", recover},
+      {"lrt_adaptive", lrt_adaptive}, {"lrt_alpha", lrt_alpha}, {"lrt_beta", lrt_beta},
+      {"lrt_gamma", lrt_gamma},
       {"recovery_threads", recovery_threads},
       {"workload", workload},     {"rows", rows},
       {"read_ratio", read_ratio}, {"theta", theta},
@@ -186,6 +188,21 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   app.add_option("--checkpoint", o.checkpoint, "MMDB: checkpoint after load (recovery needs one)")->check(CLI::IsMember({"none", "after-load"}))->capture_default_str();
   app.add_option("--checkpoint-fill", o.checkpoint_fill, "MMDB: take a fuzzy checkpoint (and truncate the logs) when a redo log is this full")->check(CLI::Range(0.05, 1.0))->capture_default_str();
   app.add_option("--group-commit-us", o.group_commit_us, "WBL: group-commit interval in microseconds (a {cp, cd} record per interval)")->check(CLI::Range(1, 1000000))->capture_default_str();
+  // Zen+ (journal section 4.1.2): fractions, so that 0.95 is the paper's 95%; a value above 1
+  // (a percentage typed by habit) is refused rather than guessed at.
+  std::string lrt_adaptive = "on";
+  auto fraction = [](double lo, bool lo_open, double hi, bool hi_open) {
+    return [=](const std::string& v) -> std::string {
+      double x = std::stod(v);
+      if ((lo_open ? x > lo : x >= lo) && (hi_open ? x < hi : x <= hi)) return {};
+      return "'" + v + "' is not a fraction in " + (lo_open ? "(" : "[") + std::to_string(lo).substr(0, 3) + ", " +
+             std::to_string(hi).substr(0, 3) + (hi_open ? ")" : "]") + " (write 0.95 for 95%)";
+    };
+  };
+  app.add_option("--lrt-adaptive", lrt_adaptive, "Zen with mvcc/hekaton/cicada: Zen+'s adaptive execution for long-running transactions (on), or only the exclusive mode entered when a Met-Cache region runs out or a garbage queue grows (off)")->check(CLI::IsMember({"on", "off"}))->capture_default_str();
+  app.add_option("--lrt-alpha", o.lrt_alpha, "Zen+ condition 1: a transaction (not a snapshot reader) that accessed more tuples than this FRACTION of its Met-Cache region runs exclusively (0.95 = the paper's 95%)")->check(finite)->check(fraction(0, true, 1, false))->capture_default_str();
+  app.add_option("--lrt-beta", o.lrt_beta, "Zen+ condition 2: free NVM pages below this FRACTION of the page pool make the running transaction with the most accessed tuples run exclusively (0.05 = 5%; 0 = off)")->check(finite)->check(fraction(0, false, 1, true))->capture_default_str();
+  app.add_option("--lrt-gamma", o.lrt_gamma, "Zen+ condition 3: a transaction whose aborted attempts accessed more than this many tuples in all runs exclusively (default: the paper's 16M x rows / 2^28, at least 1024)")->check(CLI::Range(uint64_t(1), uint64_t(1) << 40));
   app.add_option("--log-size", log_size, "MMDB: redo log per thread (default: max(64M, 2 x database / threads))")->check(size);
 
   app.add_flag("--recover", o.recover, "recover from the existing NVM image at --nvm-path instead of loading, then stop");
@@ -238,6 +255,7 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
     if (!nvm_size.empty()) o.nvm_size = dev::parse_size(nvm_size);
     if (!dram_size.empty()) o.dram_size = dev::parse_size(dram_size);
     if (!log_size.empty()) o.log_size = dev::parse_size(log_size);
+    o.lrt_adaptive = lrt_adaptive == "on";
     if (uint64_t(o.requests) > o.rows)
       throw CLI::ValidationError("--requests", "must not exceed --rows (keys are distinct)");
     validate_workload(app, o);

@@ -10,6 +10,8 @@
 #pragma once
 #include <cstring>
 #include <memory>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "storage/access.h"
@@ -26,10 +28,24 @@ class TxnManager {
   void begin(bool read_only = false) {
     user_aborted_ = false;
     acc_.clear();
+    forget_index();
     chunk_ = 0;
     used_ = 0;
+    // MVCC and HEKATON read a read-only transaction at a snapshot only where the engine asks
+    // for snapshot readers (Zen+); Cicada always does.
+    if constexpr (requires { CC::kSnapshotOnRequest; }) {
+      if constexpr (requires { eng_.snapshot_readers(); }) read_only = read_only && eng_.snapshot_readers();
+      else read_only = false;
+    }
     if constexpr (requires { cc_.begin(txn_, read_only); }) cc_.begin(txn_, read_only);
     else cc_.begin(txn_);
+    // An engine that treats snapshot readers apart (Zen+ reads their misses in NVM) learns
+    // whether the CC reads this attempt at a snapshot below every running writer.
+    if constexpr (requires { eng_.begin(th_, true); }) {
+      bool snapshot = false;
+      if constexpr (requires { CC::snapshot_reader(txn_); }) snapshot = CC::snapshot_reader(txn_);
+      eng_.begin(th_, snapshot);
+    }
   }
 
   // A hint: the transaction will access these keys of `table` (an engine without prefetch
@@ -47,7 +63,7 @@ class TxnManager {
     Access* a = add(AccessType::Read, table, key);
     if (!a) return nullptr;
     const char* p = cc_.read(txn_, *a);
-    if (!p) { acc_.pop_back(); return nullptr; }
+    if (!p) { drop_last(); return nullptr; }
     a->image = p;
     if (!visible(*a)) return gone();
     return p;
@@ -70,7 +86,7 @@ class TxnManager {
     // finds the key in the snapshot (a duplicate) or a concurrent insert or delete of it.
     if (!cc_.write(txn_, a)) {
       eng_.undo_insert(th_, a);
-      acc_.pop_back();
+      drop_last();
       return nullptr;
     }
     memset(a.local, 0, a.len);
@@ -144,6 +160,7 @@ class TxnManager {
     cc_.abort(txn_, acc_.data(), acc_.size());
     eng_.release(th_, acc_.data(), acc_.size());
     acc_.clear();  // a second abort() (user_abort(), then the driver's) finds nothing to undo
+    forget_index();
   }
   // A transaction that decides to roll back by itself (e.g. TPC-C's 1% NewOrder).
   // The caller does not retry it and must not abort() it again.
@@ -156,9 +173,23 @@ class TxnManager {
 
  private:
   Access* find(uint32_t table, uint64_t key) {
+    if (acc_.size() > kIndexFrom) {  // a long transaction: by key, not a scan of every access
+      for (; indexed_ < acc_.size(); indexed_++) where_[{acc_[indexed_].table, acc_[indexed_].key}] = uint32_t(indexed_);
+      auto it = where_.find({table, key});
+      return it == where_.end() ? nullptr : &acc_[it->second];
+    }
     for (Access& a : acc_)
       if (a.key == key && a.table == table) return &a;
     return nullptr;
+  }
+  // The access just added failed: it goes, from the key index too.
+  void drop_last() {
+    if (indexed_ == acc_.size()) where_.erase({acc_.back().table, acc_.back().key}), indexed_--;
+    acc_.pop_back();
+  }
+  void forget_index() {
+    if (indexed_) where_.clear();
+    indexed_ = 0;
   }
 
   char* modify(AccessType type, uint32_t table, uint64_t key) {
@@ -174,7 +205,7 @@ class TxnManager {
     }
     Access* a = add(type, table, key);
     if (!a) return nullptr;
-    if (!cc_.write(txn_, *a)) { acc_.pop_back(); return nullptr; }
+    if (!cc_.write(txn_, *a)) { drop_last(); return nullptr; }
     if (!visible(*a)) return gone();
     return a->local;
   }
@@ -241,6 +272,16 @@ class TxnManager {
   CC cc_;
   typename CC::Txn txn_;
   std::vector<Access> acc_;
+  // Accesses by (table, key) once a transaction has more than kIndexFrom (Zen+'s long scans
+  // and updates: a linear find per access made them quadratic); acc_[0, indexed_) are in it.
+  static constexpr size_t kIndexFrom = 64;
+  struct KeyHash {
+    size_t operator()(const std::pair<uint32_t, uint64_t>& k) const {
+      return std::hash<uint64_t>()(k.second * 0x9E3779B97F4A7C15ull ^ k.first);
+    }
+  };
+  std::unordered_map<std::pair<uint32_t, uint64_t>, uint32_t, KeyHash> where_;
+  size_t indexed_ = 0;
   std::vector<uint64_t> keys_;  // scan()
   std::vector<std::unique_ptr<char[], AlignedDelete>> chunks_;
   size_t chunk_ = 0, used_ = 0;

@@ -23,6 +23,17 @@ for p in "mmdb no_wait" "mmdb silo" "mmdb hekaton" "zen no_wait" "zen silo" "zen
   fi
 done
 
+# Zen+'s exclusive stage: power fails inside it (G-EX held, the privileged transaction's versions
+# unfenced, the end-of-stage reclamation), during YCSB long updates that enter it every time.
+echo "== torture zen+cicada, exclusive stage"
+if "$PYTHON" scripts/torture.py --engine zen --cc cicada --rounds "${EXCLUSIVE_ROUNDS:-4}" --duration 0.8 \
+     --point-prefix zen.exclusive_ >"$out"; then
+  summary "  {rounds} rounds ({crashed_rounds} crashed after the load), {distinct_crash_points} crash points, {acked_txns_checked} acked txns checked, {violations} violations"
+  passed=$((passed + 1))
+else
+  cat "$out"; failed=$((failed + 1))
+fi
+
 # engine fault round-limit: the limits are about three times the worst catch seen over seeds
 # 1-5 (fault rounds always evict early; scripts/torture.py): mmdb 2-4, zen drop-flush 3-4,
 # zen drop-fence 2-15, zen reorder-lp 5-7, wbl drop-flush 2-3, wbl early-record 1-16 (40 once

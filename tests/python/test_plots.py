@@ -1,3 +1,4 @@
+import json
 import shutil
 
 import matplotlib.colors
@@ -123,6 +124,17 @@ def test_timeline_draws_throughput_over_time_per_series():
     assert ax.get_xlabel() == "Time (s)" and ax.get_ylabel() == "Throughput (K txn/s)"
     x = ax.lines[0].get_xdata()
     assert abs(x[0] - 0.1) < 1e-9 and len(x) >= 5  # 100 ms intervals
+
+
+def test_timeline_shades_the_intervals_of_the_exclusive_stage():
+    df = pd.read_csv(FIXTURES / "timeline.csv")
+    n = len(json.loads(df["timeline.throughput_tps"].iloc[0]))
+    # Zen's timeline.exclusive: the second and third interval of repetition 0, the third of 1.
+    df["timeline.exclusive"] = [json.dumps([int(i in (1, 2) if r == 0 else i == 2) for i in range(n)])
+                                for r in df["rep"]]
+    fig = timeline.plot(df[df["config.cc"] == "no_wait"], series=["engine", "cc"])
+    starts = sorted(round(p.get_bbox().x0, 3) for p in fig.axes[0].patches)  # axvspan: Rectangle
+    assert starts == [0.1, 0.2]
 
 
 def test_device_sweep_lines_label_the_swept_parameter():

@@ -68,6 +68,10 @@ struct DbOptions {
   // Power-failure mode (storage/device/power_fail.h): a persistent image apart from memory,
   // which only fenced flushes reach; crash_power() turns it into the image file.
   bool power_fail = false;
+  // Zen+ (storage/engines/zen/lrt.h)
+  bool lrt_adaptive = true;
+  double lrt_alpha = 0.95, lrt_beta = 0.05;
+  uint64_t lrt_gamma = 0;
 };
 
 // An engine-CC pair for typed tests: Engine is the engine instantiated for CC, EngineT the
@@ -98,6 +102,10 @@ struct PairDb {
     eo.threads = o.threads;
     eo.log_bytes = o.log_bytes;
     eo.checkpoint_after_load = o.checkpoint_after_load;
+    eo.lrt_adaptive = o.lrt_adaptive;
+    eo.lrt_alpha = o.lrt_alpha;
+    eo.lrt_beta = o.lrt_beta;
+    eo.lrt_gamma = o.lrt_gamma;
     dev::DeviceOptions d = device_options(path, Engine::nvm_bytes(tables, eo) + (16ull << 20), o.profile,
                                           std::string("engine=") + Engine::name + " " + layout);
     d.reopen = reopen;

@@ -18,6 +18,7 @@
 #include "concurrency_control/mvcc.h"
 #include "storage/engines/zen/zen.h"
 #include "tests/unit/engine_util.h"
+#include "tests/unit/zen_db.h"
 
 using namespace nvt;
 using namespace nvt::zen;
@@ -29,43 +30,7 @@ using nvt::test::set_balance;
 
 namespace {
 
-// A small Zen database of accounts (tests/unit/engine_util.h), fresh or over a reopened image.
-template <class CC>
-struct ZenDb : test::PairDb<test::Pair<Zen, CC>> {
-  using Base = test::PairDb<test::Pair<Zen, CC>>;
-  using Base::eng;
-  using Base::eo;
-  using Base::tables;
-
-  ZenDb(const std::string& path, const DbOptions& o, bool reopen = false)
-      : Base(path, test::account_tables(o.rows), "unit-test accounts " + std::to_string(o.rows), o, reopen) {}
-  void load(int64_t balance) {
-    char img[kTuple];
-    for (uint64_t k = 0; k < tables[0].capacity; k++) {
-      test::initial_image(img, k, balance);
-      eng->load(eng->thread(int(k % uint64_t(eo.threads))), 0, k, img);
-    }
-    eng->after_load();
-  }
-  int64_t total() {
-    int64_t t = 0;
-    char img[kTuple];
-    uint64_t v;
-    for (uint64_t k = 0; k < tables[0].capacity; k++)
-      if (eng->read_current(0, k, img, v)) t += balance_of(img);
-    return t;
-  }
-  std::map<uint64_t, std::pair<std::string, uint64_t>> snapshot() {
-    std::map<uint64_t, std::pair<std::string, uint64_t>> s;
-    char img[kTuple];
-    for (uint64_t k = 0; k < tables[0].capacity; k++) {
-      uint64_t v = 0;
-      if (eng->read_current(0, k, img, v)) s[k] = {std::string(img, kTuple), v};
-    }
-    return s;
-  }
-  uint64_t stat(const char* name) { return eng->stats()[name].template get<uint64_t>(); }
-};
+using nvt::test::ZenDb;
 
 // Add `delta` to account k in one transaction.
 template <class Mgr>

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <numeric>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "storage/device/dram_budget.h"
@@ -129,8 +130,9 @@ class MetCache {
   // `borrow` (a Met-Cache that holds the whole table): before evicting a live entry, take a
   // dead one of another region; a thread that runs ahead of the others (its misses and copies
   // fill its own region while theirs fill with dead entries) then loses no cached tuple.
-  template <class Unlink>
-  Entry* victim(int region, uint64_t& hand, Unlink&& unlink, bool borrow = false) {
+  // `keep(e)`: an unpinned entry that must stay cached for now (Zen+'s snapshot readers).
+  template <class Unlink, class Keep = std::nullptr_t>
+  Entry* victim(int region, uint64_t& hand, Unlink&& unlink, bool borrow = false, Keep&& keep = nullptr) {
     if (Entry* e = exhume(region)) return e;
     for (int r = 0; borrow && r < regions_; r++)
       if (r != region)
@@ -145,6 +147,8 @@ class MetCache {
         e->state.compare_exchange_strong(s, s & ~kClock, std::memory_order_relaxed);
         continue;
       }
+      if constexpr (!std::is_same_v<std::decay_t<Keep>, std::nullptr_t>)
+        if (!(s & kCopy) && keep(e)) continue;
       if (!e->state.compare_exchange_strong(s, kFree, std::memory_order_acq_rel)) continue;
       if (!(s & kCopy)) unlink(e);  // a dead copy is no longer in the index
       evictions++;

@@ -45,6 +45,7 @@
 #include "storage/device/device.h"
 #include "storage/device/power_fail.h"
 #include "storage/engine.h"
+#include "storage/engines/zen/lrt.h"
 #include "storage/engines/zen/met_cache.h"
 #include "storage/engines/zen/nvm_tuple.h"
 #include "storage/engines/zen/page_manager.h"
@@ -75,6 +76,20 @@ class Zen {
   using Cache = MetCache<Meta>;
   using Entry = typename Cache::Entry;
 
+  // Zen+: a tuple a transaction works on in NVM, past the Met-Cache (a snapshot reader's miss,
+  // or the privileged transaction's once its region is used up), with a CC-Meta of its own.
+  struct Direct {
+    Meta meta;
+    char* nvm = nullptr;
+    uint64_t key = 0;
+    uint32_t table = 0;
+  };
+  // Threads are made by copying empty ones (vector::resize); a Meta holds atomics.
+  struct DirectList : std::deque<Direct> {
+    DirectList() = default;
+    DirectList(const DirectList&) : std::deque<Direct>() {}
+  };
+
   struct Thread {
     int tid = 0;
     bool active = false, exclusive = false;
@@ -90,6 +105,15 @@ class Zen {
     uint64_t min_cts = 0, ro_since_fence = 0;
     uint64_t copies = 0, foreign_in_place = 0, reclaimed = 0, idle_fences = 0;
     uint64_t copy_evictions = 0;  // live entries a copy evicted (a Met-Cache smaller than the table)
+    // Zen+ (lrt.h): a snapshot reader (its CC reads below every running writer); tuples the
+    // aborted attempts of this transaction accessed (condition 3); committed (not wasted); the
+    // page count seen last (condition 2 looks when pages were taken); tuples worked on in NVM.
+    bool snapshot = false, done = false;
+    // G-EX was held when this attempt began; this attempt ends keeping G-EX for its retry.
+    bool gex_from_begin = false, gex_restart = false;
+    uint64_t wasted = 0, pages_seen = 0;
+    DirectList direct;
+    std::vector<uint8_t> region_full;  // the privileged transaction used its region up (per table)
     std::chrono::steady_clock::time_point short_since{};  // reserve() first found no room
   };
 
@@ -122,7 +146,9 @@ class Zen {
   static std::pair<uint64_t, uint64_t> hit_counts(const Thread& th) { return {th.hits, th.accesses}; }
 
   Zen(EngineEnv& env, const std::vector<TableInfo>& tables)
-      : env_(env), nthreads_(env.opt.threads), shared_(new Shared[size_t(env.opt.threads)]) {
+      : env_(env), nthreads_(env.opt.threads), shared_(new Shared[size_t(env.opt.threads)]),
+        lrt_(LrtSettings{env.opt.lrt_adaptive && kKeepsHistory, env.opt.lrt_alpha, env.opt.lrt_beta, env.opt.lrt_gamma},
+             total_rows(tables)) {
     if (tables.size() > kMaxTables) throw std::invalid_argument("zen: too many tables");
     std::vector<uint32_t> strides;
     for (uint32_t i = 0; i < tables.size(); i++) {
@@ -191,6 +217,7 @@ class Zen {
       th.regions.push_back(uint32_t(t));
       th.hand.assign(tables_.size(), 0);
       th.need.assign(tables_.size(), 0);
+      th.region_full.assign(tables_.size(), 0);
     }
   }
 
@@ -250,6 +277,7 @@ class Zen {
   }
   // After the CC granted an access: false if the tuple was deleted meanwhile.
   bool visible(const Access& a) const {
+    if (as_direct(a.row.handle)) return true;  // read in NVM: the version the CC took
     uint64_t s = static_cast<Entry*>(a.row.handle)->state.load(std::memory_order_acquire);
     return a.type == AccessType::Insert ? (s & kNew) != 0 : (s & (kNew | kCopy)) == 0;
   }
@@ -270,13 +298,30 @@ class Zen {
     });
   }
 
+  // The transaction manager's begin: whether the CC reads this transaction at a snapshot below
+  // every running writer (Cicada's read-only transactions). Zen+ serves its misses from NVM.
+  void begin(Thread& th, bool snapshot) {
+    th.snapshot = snapshot && lrt_.adaptive();
+    // Condition 3, as a retry begins: its aborted attempts accessed more than gamma tuples.
+    if (lrt_.adaptive() && lrt_.holder() < 0 && lrt_.over_gamma(th.wasted)) lrt_.take(th.tid, LrtCondition::Gamma);
+    th.gex_from_begin = lrt_.holder() == th.tid;
+  }
+  // Zen+ asks MVCC and HEKATON to read read-only transactions at a snapshot (mv::snapshot_read).
+  bool snapshot_readers() const { return lrt_.adaptive(); }
+
   bool lookup(Thread& th, uint32_t table, uint64_t key, RowRef& ref) {
     th.refused = true;
     if (!enter(th)) return false;  // another transaction runs in exclusive mode: abort
-    th.refused = false;
     Table& t = *tables_[table];
     th.accesses++;
     shared_[th.tid].accessed.store(++th.txn_accesses, std::memory_order_relaxed);
+    if (lrt_.adaptive() && !detect(th, table)) return false;
+    th.refused = false;
+    // A long snapshot reader's misses read in NVM are bounded by the evicted history (direct()):
+    // from now on no entry written after that bound is evicted (keep()), so it stays below the
+    // reader's snapshot. (Short readers are left out: they would pin the cache's recent writes.)
+    if (th.snapshot && th.txn_accesses == kMinEntriesPerRegion)
+      shared_[th.tid].snapshot_bound.store(history_bound().wts + 1, std::memory_order_seq_cst);
     for (;;) {
       uint64_t v = t.index->lookup(key);
       if (v == HashIndex::kNoValue) return false;
@@ -296,8 +341,11 @@ class Zen {
         _mm_pause();
         continue;
       }
+      // Zen+: a snapshot reader's miss is read in NVM, consuming no Met-Cache entry.
+      if (th.snapshot) return direct(th, table, key, v, ref);
       // Miss: bring the NVM-tuple into this thread's region, enhanced with a fresh CC-Meta.
-      Entry* e = victim(th, table);
+      Entry* e = victim(th, table, true);
+      if (!e && th.exclusive && lrt_.adaptive()) return direct(th, table, key, v, ref);
       if (!e) return th.refused = true, false;  // region exhausted, another one got G-EX: abort
       fill(e, t, table, key, nvm_of(v));
       if (t.index->update(key, v, reinterpret_cast<uint64_t>(e))) return pinned(th, e, ref);
@@ -317,6 +365,9 @@ class Zen {
       th.short_since = {};
       return true;
     }
+    // Zen+'s condition 2 where the heap has no page left for this commit.
+    if (lrt_.adaptive() && lrt_.holder() < 0 && lrt_.under_beta(pages_->pages() - pages_->used(), pages_->pages()))
+      request_exclusive(LrtCondition::Beta);
     if (th.short_since == std::chrono::steady_clock::time_point{}) th.short_since = now;
     else if (now - th.short_since > std::chrono::duration<double>(kSpaceWaitS))
       throw std::runtime_error("zen: NVM heap full (raise --nvm-size)");
@@ -366,6 +417,7 @@ class Zen {
     if (reorder) dev::flush(line, kLineBytes);
     if (end > line + kLineBytes) dev::flush(line + kLineBytes, size_t(end - line - kLineBytes));
     dev::crash_point("zen.before_fence");
+    if (th.exclusive) dev::crash_point("zen.exclusive_persist");  // the privileged's versions, unfenced
     if (!dev::fault_is(dev::Fault::DropFence)) dev::fence();
     dev::crash_point("zen.after_fence");
     sh.unfenced.store(cts, std::memory_order_seq_cst);  // the previous LP is durable now
@@ -395,6 +447,20 @@ class Zen {
       if (acc == &a) slot = s;
     if (!slot) throw std::logic_error("zen: install of a write persist() did not see");
     Table& t = *tables_[a.table];
+    if (Direct* d = as_direct(a.row.handle)) {
+      // The privileged transaction wrote a tuple it holds in NVM: the index goes from the old
+      // NVM-tuple to the new one (no Met-Cache entry involved).
+      if (a.type == AccessType::Delete) {
+        t.index->remove(a.key);
+        if (t.ordered) t.ordered->remove(a.key);
+        th.tombstones.push_back({slot, a.table, a.version});
+      } else if (!t.index->update(a.key, nvm_value(d->nvm), nvm_value(slot))) {
+        throw std::logic_error("zen: NVM-tuple written in the exclusive stage was not indexed");
+      }
+      th.garbage.push_back({d->nvm, a.table, a.version});
+      lrt_.direct_write();
+      return;
+    }
     Entry* e = static_cast<Entry*>(a.row.handle);
     char* old = e->nvm;
     if (a.type == AccessType::Delete) {
@@ -431,7 +497,10 @@ class Zen {
     th.garbage.push_back({old, a.table, a.version});
   }
 
-  void committed(Thread&) {}
+  void committed(Thread& th) { th.done = true; }
+
+  // For the driver's timeline: Zen+'s exclusive-stage entries so far, and whether it is on.
+  std::pair<uint64_t, bool> exclusive_sample() const { return lrt_.sample(); }
 
   void release(Thread& th, Access*, size_t) {
     // Pins are tracked here rather than through the accesses: the transaction manager drops an
@@ -439,16 +508,28 @@ class Zen {
     for (Entry* e : th.pinned) Cache::unpin(e);
     th.pinned.clear();
     th.written.clear();
+    // The CC-Metas of tuples worked on in NVM go as an evicted entry's do (see unlink()).
+    for (Direct& d : th.direct) publish_history(th, d.meta);
+    th.direct.clear();
+    if (th.snapshot) shared_[th.tid].snapshot_bound.store(0, std::memory_order_release), th.snapshot = false;
     if (th.active) {
       Shared& sh = shared_[th.tid];
       sh.active_since.store(0, std::memory_order_seq_cst);
       sh.accessed.store(0, std::memory_order_relaxed);
       th.active = false;
+      // Condition 3 counts the tuples of every attempt that did not commit.
+      if (th.done) th.wasted = 0;
+      else th.wasted += th.txn_accesses, lrt_.wasted(th.txn_accesses);
       th.txn_accesses = 0;
     }
-    int me = th.tid;
-    if (th.exclusive) th.exclusive = false;
-    gex_.compare_exchange_strong(me, -1);  // the long-running transaction ended
+    th.done = false;
+    if (th.exclusive) {
+      if (lrt_.adaptive()) end_exclusive(th);
+      th.exclusive = false;
+      std::fill(th.region_full.begin(), th.region_full.end(), 0);
+    }
+    if (th.gex_restart) th.gex_restart = false;  // G-EX stays ours for the retry
+    else lrt_.release(th.tid);  // the long-running transaction ended: G-EX unlocked
     maintain(th);
   }
 
@@ -651,7 +732,8 @@ class Zen {
             {"garbage_pending", pending},
             {"idle_fences", idle},
             {"nvm_pages", {{"used", pages_->used()}, {"total", pages_->pages()}, {"per_region", regions}}},
-            {"exclusive_mode_entries", gex_count_.load()},
+            {"exclusive_mode_entries", lrt_.entries()},
+            {"lrt", lrt_.stats()},
             {"persist_order", order},
             {"naive_alloc", ZEN_NAIVE_ALLOC},
             {"next_tx_cts", counter_.load()}};
@@ -675,9 +757,12 @@ class Zen {
     std::mutex inbox_mu;
     std::vector<Garbage> inbox;             // reclaimable slots of its regions, freed by others
     std::atomic<bool> has_inbox{false};
+    std::mutex gc_mu;  // its garbage queue: the privileged transaction drains it too (end_exclusive)
     // A multi-version CC's history of the entries this thread evicted (largest wts, rts):
     // what a refill of any of them may have lost (see fill()).
     std::atomic<uint64_t> evicted_wts{0}, evicted_rts{0};
+    // Zen+: 1 + the evicted-history bound when this thread's snapshot reader began (0: none).
+    std::atomic<uint64_t> snapshot_bound{0};
   };
 
   static constexpr bool kKeepsHistory = requires(const Meta& m) { m.history(); };
@@ -686,16 +771,90 @@ class Zen {
   // CC's history bound is published first (release), so a refill that finds the NVM-tuple in
   // the index (acquire) sees it.
   void unlink(Thread& th, Table& t, Entry* e) {
-    if constexpr (kKeepsHistory) {
-      auto h = e->meta.history();
-      Shared& sh = shared_[th.tid];
-      if (h.wts > sh.evicted_wts.load(std::memory_order_relaxed)) sh.evicted_wts.store(h.wts, std::memory_order_release);
-      if (h.rts > sh.evicted_rts.load(std::memory_order_relaxed)) sh.evicted_rts.store(h.rts, std::memory_order_release);
-    }
+    publish_history(th, e->meta);
     if (!t.index->update(e->key, reinterpret_cast<uint64_t>(e), nvm_value(e->nvm)))
       throw std::logic_error("zen: evicted Met-Cache entry was not indexed");
   }
 
+
+  void publish_history(Thread& th, const Meta& m) {
+    if constexpr (kKeepsHistory) {
+      auto h = m.history();
+      Shared& sh = shared_[th.tid];
+      if (h.wts > sh.evicted_wts.load(std::memory_order_relaxed)) sh.evicted_wts.store(h.wts, std::memory_order_release);
+      if (h.rts > sh.evicted_rts.load(std::memory_order_relaxed)) sh.evicted_rts.store(h.rts, std::memory_order_release);
+    }
+  }
+
+  static uint64_t total_rows(const std::vector<TableInfo>& tables) {
+    uint64_t n = 0;
+    for (auto& t : tables) n += t.capacity;
+    return n;
+  }
+
+  // Handles of Direct accesses carry a tag bit (Met-Cache entries are 64 B aligned).
+  static void* tag(Direct* d) { return reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(d) | 1); }
+  static Direct* as_direct(void* h) {
+    auto u = reinterpret_cast<uintptr_t>(h);
+    return (u & 1) ? reinterpret_cast<Direct*>(u & ~uintptr_t(1)) : nullptr;
+  }
+
+  // Zen+ (section 4.1.2): a Met-Cache miss served from the NVM-tuple itself, with a CC-Meta of
+  // this transaction's own, refilled as fill() would, so the CC decides as on a refilled entry (a
+  // snapshot reader below the evicted history's bound reads it; else it aborts as after a refill).
+  // The slot stays intact while the transaction runs: whatever supersedes it gets a Tx-CTS above
+  // this thread's active_since, which holds reclamation back. Its bytes are charged by the CC's
+  // copy (the header word shares their first 256 B unit).
+  bool direct(Thread& th, uint32_t table, uint64_t key, uint64_t v, RowRef& ref) {
+    char* nvm = nvm_of(v);
+    NvmTuple* n = NvmTuple::at(nvm);
+    Direct& d = th.direct.emplace_back();
+    d.nvm = nvm;
+    d.key = key;
+    d.table = table;
+    refill_meta(d.meta, n->cts() != kLoadCts);
+    if (th.snapshot) lrt_.direct_read();
+    th.refused = false;
+    ref = RowRef{n->data(), &d.meta, tag(&d)};
+    return true;
+  }
+
+  // A fresh CC-Meta for a tuple coming from NVM. A multi-version CC keeps history in its Meta,
+  // lost with the evicted entry: it gets the largest timestamps any evicted entry held, a bound of
+  // this tuple's own (the CC's timestamps are not the Tx-CTS, so the NVM-tuple cannot tell them).
+  void refill_meta(Meta& m, bool written) {
+    new (&m) Meta();
+    if constexpr (kKeepsHistory) m.refilled(history_bound(), written);
+  }
+  auto history_bound() const {
+    if constexpr (kKeepsHistory) {
+      decltype(std::declval<Meta&>().history()) bound{};
+      for (int i = 0; i < nthreads_; i++) {
+        bound.wts = std::max(bound.wts, shared_[i].evicted_wts.load(std::memory_order_acquire));
+        bound.rts = std::max(bound.rts, shared_[i].evicted_rts.load(std::memory_order_acquire));
+      }
+      return bound;
+    } else {
+      return mvh{};
+    }
+  }
+  struct mvh { uint64_t wts = 0, rts = 0; };
+
+  // Zen+: an entry written after the oldest running snapshot reader's bound stays cached (its
+  // eviction would raise the bound past that reader's snapshot). No reader: none is kept.
+  bool keep(const Entry* e) const {
+    if constexpr (kKeepsHistory) {
+      uint64_t floor = 0;
+      for (int i = 0; i < nthreads_; i++) {
+        uint64_t b = shared_[i].snapshot_bound.load(std::memory_order_acquire);
+        if (b && (!floor || b < floor)) floor = b;
+      }
+      return floor && e->meta.history().wts + 1 > floor;
+    } else {
+      (void)e;
+      return false;
+    }
+  }
 
   bool pinned(Thread& th, Entry* e, RowRef& ref) {
     th.pinned.push_back(e);
@@ -712,18 +871,7 @@ class Zen {
     e->key = key;
     e->table = table;
     e->cts = n->cts();
-    new (&e->meta) Meta();
-    // A multi-version CC keeps history in its Meta, lost with the evicted entry: it gets the
-    // largest timestamps any evicted entry held, a bound of this tuple's own (the CC's
-    // timestamps are not the Tx-CTS, so the NVM-tuple cannot tell them).
-    if constexpr (kKeepsHistory) {
-      decltype(e->meta.history()) bound{};
-      for (int i = 0; i < nthreads_; i++) {
-        bound.wts = std::max(bound.wts, shared_[i].evicted_wts.load(std::memory_order_acquire));
-        bound.rts = std::max(bound.rts, shared_[i].evicted_rts.load(std::memory_order_acquire));
-      }
-      e->meta.refilled(bound, n->cts() != kLoadCts);
-    }
+    refill_meta(e->meta, n->cts() != kLoadCts);
     e->state.store(1 | kClock, std::memory_order_release);  // pinned by us, not yet indexed
   }
 
@@ -743,16 +891,22 @@ class Zen {
   }
 
   // A free entry of this thread's region for `table` (an exclusive transaction may take from
-  // any region: the others are idle). nullptr: the region is exhausted.
-  Entry* victim(Thread& th, uint32_t table) {
+  // any region: the others are idle). nullptr: the region is exhausted; with Zen+ and `to_nvm`,
+  // the privileged transaction then works on NVM-tuples directly (direct()).
+  Entry* victim(Thread& th, uint32_t table, bool to_nvm = false) {
     Table& t = *tables_[table];
     auto unlink = [&](Entry* e) { this->unlink(th, t, e); };
-    if (Entry* e = t.cache->victim(th.tid, th.hand[table], unlink, holds_table(t))) return e;
+    // Its pins stay until it ends: the privileged transaction looks at a used-up region once.
+    if (to_nvm && th.exclusive && lrt_.adaptive() && th.region_full[table]) return nullptr;
+    auto kept = [this](const Entry* e) { return keep(e); };
+    if (Entry* e = t.cache->victim(th.tid, th.hand[table], unlink, holds_table(t), kept)) return e;
     if (!th.exclusive) {
-      request_exclusive();
-      if (gex_.load() != th.tid) return nullptr;  // another transaction is the long one
+      request_exclusive(LrtCondition::MetCache);
+      if (lrt_.holder() != th.tid) return nullptr;  // another transaction is the long one
+      if (lrt_.adaptive() && !th.gex_from_begin) return restart_privileged(th), nullptr;
       wait_exclusive(th);
     }
+    if (to_nvm && lrt_.adaptive()) return th.region_full[table] = 1, nullptr;
     for (int r = 0; r < nthreads_; r++)
       if (r != th.tid)
         if (Entry* e = t.cache->victim(r, threads_[size_t(r)].hand[table], unlink)) return e;
@@ -804,24 +958,39 @@ class Zen {
       th.copy_evictions++;
       this->unlink(th, t, v);
     };
-    return t.cache->victim(th.tid, th.hand[table], unlink);
+    return t.cache->victim(th.tid, th.hand[table], unlink, false, [this](const Entry* e) { return keep(e); });
   }
 
   // Start of a transaction (its first lookup) and the exclusive-mode check (section 3.3.4).
   bool enter(Thread& th) {
     Shared& sh = shared_[th.tid];
-    int g = gex_.load(std::memory_order_acquire);
+    int g = lrt_.holder();
     if (!th.active) {
       if (g >= 0 && g != th.tid) return false;
       // Clock first, then published: reclamation reads the clock before the active list.
       sh.active_since.store(counter_.load(std::memory_order_seq_cst), std::memory_order_seq_cst);
       th.active = true;
-      g = gex_.load(std::memory_order_seq_cst);
+      g = lrt_.holder();
     }
     if (g < 0) return true;
     if (g != th.tid) return false;
-    if (!th.exclusive) wait_exclusive(th);
+    if (!th.exclusive) {
+      // (A snapshot reader's timestamp is below every writer's anyway: it goes on.)
+      if (lrt_.adaptive() && !th.gex_from_begin && !th.snapshot) return restart_privileged(th);
+      wait_exclusive(th);
+    }
     return true;
+  }
+
+  // Zen+: a transaction that became privileged after it began restarts, keeping G-EX, so that
+  // its retry takes a CC timestamp above every commit (no other transaction commits meanwhile):
+  // with its old one, tuples other threads evicted after it began come back from NVM bounded
+  // above it, and a multi-version CC aborts it even when it runs alone. The abort counts as
+  // wasted work. Returns false (the access is refused).
+  bool restart_privileged(Thread& th) {
+    th.gex_restart = true;
+    th.refused = true;
+    return false;
   }
 
   // G-EX is ours: wait for every other transaction to finish or abort (they abort at their next
@@ -833,20 +1002,48 @@ class Zen {
         _mm_pause();
       }
     th.exclusive = true;
+    dev::crash_point("zen.exclusive_enter");
   }
 
-  // A long-running transaction was detected (a Met-Cache region ran out of entries, or a
-  // garbage queue grew past its threshold): the running transaction that touched the most
-  // tuples gets G-EX.
-  void request_exclusive() {
+  // A long-running transaction was detected (a Met-Cache region ran out of entries, a garbage
+  // queue grew past its threshold, or Zen+'s condition 2): the running transaction that touched
+  // the most tuples gets G-EX.
+  void request_exclusive(LrtCondition why) {
     int best = -1;
     uint64_t most = 0;
     for (int t = 0; t < nthreads_; t++) {
       uint64_t n = shared_[t].accessed.load(std::memory_order_relaxed);
       if (shared_[t].active_since.load() && n > most) { most = n; best = t; }
     }
-    int none = -1;
-    if (best >= 0 && gex_.compare_exchange_strong(none, best)) gex_count_++;
+    if (best >= 0) lrt_.take(best, why);
+  }
+
+  // Zen+'s detecting stage at each access: condition 1 (a transaction that consumes Met-Cache
+  // entries, i.e. not a snapshot reader, beyond alpha of its region) makes this transaction the
+  // privileged one (condition 3 is looked at in begin()). False: another one holds G-EX: abort.
+  bool detect(Thread& th, uint32_t table) {
+    if (th.exclusive || th.snapshot) return true;
+    if (!lrt_.over_alpha(th.txn_accesses, tables_[table]->cache->per_region())) return true;
+    if (!lrt_.take(th.tid, LrtCondition::Alpha)) return false;
+    if (!th.gex_from_begin) return restart_privileged(th);
+    wait_exclusive(th);
+    return true;
+  }
+
+  // The end of the exclusive stage (step 4 of section 4.1.2): the thread-cooperative
+  // reclamation stood still meanwhile, so the privileged transaction moves every thread's
+  // reclaimable garbage to the free lists (another region's through its owner's inbox).
+  void end_exclusive(Thread& th) {
+    sync(th);  // its own commit durable: what it superseded becomes reclaimable
+    dev::crash_point("zen.exclusive_reclaim");
+    const uint64_t min = global_min();
+    uint64_t n = 0;
+    for (int o = 0; o < nthreads_; o++) {
+      std::lock_guard g(shared_[o].gc_mu);
+      n += drain(th, threads_[size_t(o)].garbage, min, ~size_t(0));
+    }
+    lrt_.reclaimed(n);
+    dev::crash_point("zen.exclusive_exit");
   }
 
   // Heap region for a transaction's writes: a secondary region (left by a run with more threads)
@@ -903,7 +1100,18 @@ class Zen {
 
   void maintain(Thread& th) {
     reclaim(th, kGcPerTxn);
-    if (th.garbage.size() > kGarbageThreshold) request_exclusive();
+    if (!lrt_.adaptive()) {
+      if (th.garbage.size() > kGarbageThreshold) request_exclusive(LrtCondition::Garbage);
+      return;
+    }
+    // Condition 2, looked at when pages were taken since this thread last looked (a heap whose
+    // pages are all in use but whose free lists suffice is the steady state of a small one).
+    uint64_t used = pages_->used();
+    if (used != th.pages_seen) {
+      th.pages_seen = used;
+      if (lrt_.holder() < 0 && lrt_.under_beta(pages_->pages() - used, pages_->pages()))
+        request_exclusive(LrtCondition::Beta);
+    }
   }
 
   // Bounded garbage collection: move up to `budget` queue entries below the minimum to the free
@@ -916,11 +1124,19 @@ class Zen {
       sh.inbox.clear();
       sh.has_inbox.store(false, std::memory_order_relaxed);
     }
+    std::lock_guard g(sh.gc_mu);
     if (th.garbage.empty()) return;
     if (th.garbage.front().cts >= th.min_cts) th.min_cts = global_min();
-    for (; budget && !th.garbage.empty() && th.garbage.front().cts < th.min_cts; budget--) {
-      Garbage x = th.garbage.front();
-      th.garbage.pop_front();
+    drain(th, th.garbage, th.min_cts, budget);
+  }
+
+  // Up to `budget` entries of `q` below `min` to the free list of the region that owns their
+  // slot: `th`'s own, or another's through its inbox. Returns how many.
+  size_t drain(Thread& th, std::deque<Garbage>& q, uint64_t min, size_t budget) {
+    size_t n = 0;
+    for (; budget && !q.empty() && q.front().cts < min; budget--, n++) {
+      Garbage x = q.front();
+      q.pop_front();
       th.reclaimed++;
       uint32_t r = pages_->region_of(x.slot);
       int owner = int(r % uint32_t(nthreads_));
@@ -933,6 +1149,7 @@ class Zen {
         o.has_inbox.store(true, std::memory_order_release);
       }
     }
+    return n;
   }
 
   EngineEnv& env_;
@@ -943,9 +1160,8 @@ class Zen {
   std::vector<std::unique_ptr<HeapRegion>> regions_;
   std::vector<Thread> threads_;
   std::unique_ptr<Shared[]> shared_;
+  Lrt lrt_;  // Zen+'s detecting stage and G-EX (the thread in the exclusive stage, or -1)
   std::atomic<uint64_t> counter_{kLoadCts + 1};  // the Tx-CTS clock
-  std::atomic<int> gex_{-1};                     // G-EX: the thread in exclusive mode, or -1
-  std::atomic<uint64_t> gex_count_{0};
 };
 
 }  // namespace nvt::zen

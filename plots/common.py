@@ -1,5 +1,6 @@
 """What every figure shares: columns, aggregation over repetitions, caption, facets, saving."""
 import argparse
+import inspect
 import textwrap
 from pathlib import Path
 
@@ -247,14 +248,18 @@ def renderer(plot):
     """render(csv_path, name=None, **options) for a module's plot(df, **options)."""
     def render(csv_path, name=None, **options):
         return save(plot(read(csv_path), **options), csv_path, name)
+    render.takes_y = "y" in inspect.signature(plot).parameters  # main() offers --y only then
     return render
 
 
 def main(render, doc, argv=None):
-    """Command line shared by the plot scripts: python3 -m plots.NAME CSV [--y METRIC]."""
+    """Command line shared by the plot scripts: python3 -m plots.NAME CSV [--y METRIC] (--y for
+    the scripts that draw one metric; timeline and stacked draw their own)."""
     ap = argparse.ArgumentParser(description=doc)
     ap.add_argument("csv", help="a sweep's table, e.g. results/ycsb_read_ratio/ycsb_read_ratio.csv")
-    ap.add_argument("--y", default="throughput_tps", help=f"metric: {', '.join(METRICS)}")
+    if render.takes_y:
+        ap.add_argument("--y", default="throughput_tps", help=f"metric: {', '.join(METRICS)}")
     args = ap.parse_args(argv)
-    for path in render(args.csv, y=args.y):
+    options = {"y": args.y} if render.takes_y else {}
+    for path in render(args.csv, **options):
         print(path)

@@ -84,6 +84,20 @@ def test_every_family_renders_png_and_pdf_next_to_its_csv(tmp_path):
         assert all(f.stat().st_size > 1000 for f in files)
 
 
+def test_every_script_runs_from_its_command_line(tmp_path, capsys):
+    # python3 -m plots.NAME CSV: --y only where the script draws one metric of choice.
+    modules = {"ycsb_bars": (ycsb_bars, "ycsb_read_ratio", True),
+               "scalability": (scalability, "ycsb_scalability", True),
+               "stacked": (stacked, "recovery", False),
+               "timeline": (timeline, "timeline", False)}
+    for name, (module, fixture, takes_y) in modules.items():
+        csv = tmp_path / f"{fixture}.csv"
+        shutil.copy(FIXTURES / f"{fixture}.csv", csv)
+        common.main(module.render, module.__doc__, [str(csv)])
+        assert capsys.readouterr().out.split() == [str(csv.with_suffix(".png")), str(csv.with_suffix(".pdf"))]
+        assert module.render.takes_y == takes_y, name
+
+
 def test_several_metrics_get_one_row_of_panels_each():
     df = pd.read_csv(FIXTURES / "ycsb_read_ratio.csv")
     fig = ycsb_bars.plot(df, facet=None, y=["per_txn.clwb", "per_txn.sfence", "abort_rate"])

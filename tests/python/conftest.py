@@ -24,3 +24,12 @@ def rundb(tmp_path_factory):
             pytest.fail(reason)
         pytest.skip(reason)
     return binary_path("mmdb", "no_wait")
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    """Figures a test draws without saving (plot() returns them open) are closed after it, so
+    later tests do not pile up open figures."""
+    yield
+    import matplotlib.pyplot as plt
+    plt.close("all")

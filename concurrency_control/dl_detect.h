@@ -1,11 +1,15 @@
 // DL_DETECT two-phase locking (DBx1000's DL_DETECT): a conflicting request waits, and a
 // waits-for graph finds deadlocks. A waiting transaction publishes the set of holders it waits
 // for (its out-edges, refreshed whenever the holders change); it then searches the graph from
-// itself, and when the search comes back to it, it has closed a cycle and aborts with cause
-// Deadlock. It searches again periodically while it waits, so a cycle that two transactions
-// closed at the same instant is still found by one of them. Waiting is also bounded by
-// kTimeout (DBx1000's timeout), recorded as the conflict that made it wait, so nothing hangs.
-// Locks are held to commit; writes go to a private image installed at commit.
+// itself, and when the search comes back to it, it is on a cycle. One transaction of the cycle
+// aborts, with cause Deadlock: the youngest (largest timestamp, taken at a transaction's first
+// start and kept across its retries, as WAIT_DIE's). Were every member that finds the cycle to
+// abort, two transfers that read the same two accounts and then upgrade would abort together
+// and meet again on retry, forever (a livelock TSan's slowness made common). Every waiter
+// searches again periodically, so the victim finds the cycle even when another member closed
+// it. Waiting is also bounded by kTimeout (DBx1000's timeout), recorded as the conflict that
+// made it wait, so nothing hangs. Locks are held to commit; writes go to a private image
+// installed at commit.
 #pragma once
 #include <chrono>
 
@@ -23,8 +27,12 @@ struct DlDetect : lock2pl::Waiting<DlDetect> {
 
   struct Txn {
     AbortCause cause = AbortCause::None;
+    uint64_t ts = 0;     // smaller = older
+    bool retry = false;  // the last attempt aborted: the next begin() keeps ts
     Slot slot;
   };
+
+  static inline std::atomic<uint64_t> next_ts{1};
 
   static void start(int threads) { Registry::check_threads(threads, name); }
   static void stop() {}
@@ -32,26 +40,42 @@ struct DlDetect : lock2pl::Waiting<DlDetect> {
   void begin(Txn& t) {
     t.cause = AbortCause::None;
     t.slot.get(name);
+    if (!t.retry) t.ts = next_ts.fetch_add(1, std::memory_order_relaxed);
+    t.retry = false;
+    t.slot.state().ts.store(t.ts, std::memory_order_release);
   }
 
   void abort(Txn& t, Access* acc, size_t n) {
     if (t.slot.id() >= 0) lock2pl::release(acc, n, t.slot.bit());
+    t.retry = true;
   }
 
-  // Whether the waits-for graph leads from `me` back to itself (DRAM only: the edges live in
-  // the registry, one word per transaction).
-  static bool closes_cycle(int me) {
+  // The slots the waits-for graph leads to from `v` (DRAM only: the edges live in the
+  // registry, one word per transaction).
+  static uint64_t reachable(int v) {
     uint64_t seen = 0;
-    uint64_t todo = Registry::slot[me].waits_for.load(std::memory_order_seq_cst);
+    uint64_t todo = Registry::slot[v].waits_for.load(std::memory_order_seq_cst);
     while (todo) {
-      int v = __builtin_ctzll(todo);
+      int u = __builtin_ctzll(todo);
       todo &= todo - 1;
-      if (v == me) return true;
-      if (seen & (1ull << v)) continue;
-      seen |= 1ull << v;
-      todo |= Registry::slot[v].waits_for.load(std::memory_order_seq_cst) & ~seen;
+      if (seen & (1ull << u)) continue;
+      seen |= 1ull << u;
+      todo |= Registry::slot[u].waits_for.load(std::memory_order_seq_cst) & ~seen;
     }
-    return false;
+    return seen;
+  }
+  // Whether `me` is on a cycle and is its victim: no other transaction on a cycle through `me`
+  // (one that `me` reaches and that reaches `me`) is younger.
+  static bool is_victim(int me) {
+    const uint64_t from_me = reachable(me);
+    if (!(from_me >> me & 1)) return false;
+    const uint64_t my_ts = Registry::slot[me].ts.load(std::memory_order_acquire);
+    for (uint64_t o = from_me & ~(1ull << me); o; o &= o - 1) {
+      int v = __builtin_ctzll(o);
+      uint64_t ts = Registry::slot[v].ts.load(std::memory_order_acquire);
+      if ((ts > my_ts || (ts == my_ts && v > me)) && (reachable(v) >> me & 1)) return false;
+    }
+    return true;
   }
 
  private:
@@ -66,7 +90,7 @@ struct DlDetect : lock2pl::Waiting<DlDetect> {
       // least one sees the other's edges.
       bool changed = edges.exchange(holders, std::memory_order_seq_cst) != holders;
       if (steps == 0) since = clk::now();
-      if ((changed || steps % kDetectEvery == 0) && closes_cycle(t.slot.id())) {
+      if ((changed || steps % kDetectEvery == 0) && is_victim(t.slot.id())) {
         t.cause = AbortCause::Deadlock;
         return false;
       }

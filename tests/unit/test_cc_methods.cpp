@@ -533,6 +533,35 @@ TEST(DlDetect, WaitIsBoundedWithoutDeadlock) {
   EXPECT_TRUE(s.m0.commit());
 }
 
+// The older transaction closes the cycle (it asks for what the younger, already waiting for it,
+// holds): it must keep waiting, and the younger one, the victim, aborts. Before victims were
+// chosen the closer aborted too, and two such transactions could abort each other on every retry.
+TEST(DlDetect, OnlyTheYoungestOfACycleAborts) {
+  using Reg = cc::DlDetect::Registry;
+  Small<cc::DlDetect> s;
+  s.m0.begin();  // older
+  s.m1.begin();  // younger
+  ASSERT_NE(s.m0.write(0, 1), nullptr);
+  ASSERT_NE(s.m1.write(0, 2), nullptr);
+  std::atomic<bool> younger_got{true};
+  std::thread young([&] {
+    younger_got = s.m1.write(0, 1) != nullptr;  // waits for the older one
+    if (!younger_got) s.m1.abort();
+  });
+  // Close the cycle while the younger one waits (each waiter publishes its edges).
+  auto waiting = [] {
+    for (int i = 0; i < cc::lock2pl::kMaxSlots; i++)
+      if (Reg::slot[i].waits_for.load()) return true;
+    return false;
+  };
+  for (int i = 0; i < 100000 && !waiting(); i++) std::this_thread::yield();
+  const char* img = s.m0.write(0, 2);
+  young.join();
+  EXPECT_FALSE(younger_got.load()) << "the younger transaction got a lock the older one holds";
+  ASSERT_NE(img, nullptr) << "the older transaction aborted: a cycle must cost one victim only";
+  EXPECT_TRUE(s.m0.commit());
+}
+
 TEST(Occ, ReadFailsAgainstWriterThatFinishedDuringItsLife) {
   Small<cc::Occ> s;
   s.m0.begin();

@@ -96,8 +96,13 @@ $(TEST_BUILD)/%.o: %.cpp
 $(TEST_BUILD)/unit_tests: $(TEST_OBJ)
 	$(CXX) $(CXXFLAGS) -o $@ $^ -lgtest -lgtest_main $(LDLIBS)
 
+# A hang guard for the unit test runs: a test that never ends fails its stage after `limit`
+# seconds, naming the cause (the last `[ RUN ]` line above it names the test), instead of
+# taking CI's whole time. The limits are several times a normal run on 2 cores.
+limited = timeout $(1) $(2) || { rc=$$?; [ $$rc -ne 124 ] || \
+  echo "unit tests: still running after $(1) s, stopped (a hang: see the last [ RUN ] line)" >&2; exit $$rc; }
 unit: $(TEST_BUILD)/unit_tests
-	$(TEST_BUILD)/unit_tests
+	$(call limited,900,$(TEST_BUILD)/unit_tests)
 
 # End-to-end: every built pair at tiny sizes, the restart test, hostile flags.
 e2e:
@@ -115,11 +120,11 @@ crash:
 # copies (Silo reads, fuzzy checkpoints) race by design and are suppressed in tests/tsan.supp.
 asan:
 	$(MAKE) SAN=asan OPT=-O1 $(TEST_BUILD)-asan/unit_tests
-	ASAN_OPTIONS=detect_leaks=1 $(TEST_BUILD)-asan/unit_tests
+	ASAN_OPTIONS=detect_leaks=1 $(call limited,1800,$(TEST_BUILD)-asan/unit_tests)
 tsan:
 	$(MAKE) SAN=tsan OPT=-O1 $(TEST_BUILD)-tsan/unit_tests
 	TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp halt_on_error=1" \
-	  $(TEST_BUILD)-tsan/unit_tests --gtest_filter='$(TSAN_FILTER)'
+	  $(call limited,1200,$(TEST_BUILD)-tsan/unit_tests --gtest_filter='$(TSAN_FILTER)')
 # TpccRun is left out: loading TPC-C under TSan takes minutes per pair; the inserts, deletes and
 # ordered index it exercises have concurrent tests of their own in the filter.
 TSAN_FILTER := *$(subst |,*:*,$(TSAN_WORDS))*:-$(TSAN_SKIP)*

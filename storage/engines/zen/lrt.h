@@ -77,6 +77,7 @@ class Lrt {
   void direct_read() { direct_reads_.fetch_add(1, std::memory_order_relaxed); }
   void direct_write() { direct_writes_.fetch_add(1, std::memory_order_relaxed); }
   void reclaimed(uint64_t n) { stage_reclaimed_.fetch_add(n, std::memory_order_relaxed); }
+  void pages_freed(uint64_t n) { stage_pages_freed_.fetch_add(n, std::memory_order_relaxed); }
 
   // For the driver's timeline: stage entries so far, and whether the stage is on now.
   std::pair<uint64_t, bool> sample() const { return {epoch_.load(std::memory_order_acquire), holder() >= 0}; }
@@ -97,7 +98,8 @@ class Lrt {
             {"wasted_tuples", wasted_.load()},
             {"direct_nvm_reads", direct_reads_.load()},
             {"direct_nvm_writes", direct_writes_.load()},
-            {"stage_reclaimed", stage_reclaimed_.load()}};
+            {"stage_reclaimed", stage_reclaimed_.load()},
+            {"stage_pages_freed", stage_pages_freed_.load()}};
   }
 
  private:
@@ -110,7 +112,7 @@ class Lrt {
   std::atomic<int> gex_{-1};
   std::atomic<uint64_t> since_ns_{0};  // when the holder took G-EX
   std::atomic<uint64_t> epoch_{0}, exclusive_ns_{0}, wasted_{0};
-  std::atomic<uint64_t> direct_reads_{0}, direct_writes_{0}, stage_reclaimed_{0};
+  std::atomic<uint64_t> direct_reads_{0}, direct_writes_{0}, stage_reclaimed_{0}, stage_pages_freed_{0};
   std::atomic<uint64_t> entries_[int(LrtCondition::kCount)]{};
 };
 

@@ -543,6 +543,8 @@ class Zen {
   }
   void start() {}
   void stop() {}
+  // The driver's measured phase begins: Zen+'s counters (results.engine.lrt) count from here.
+  void begin_measure() { lrt_.begin_measure(); }
 
   RecoveryReport recover(int nthreads) {
     RecoveryReport rep;

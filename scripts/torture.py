@@ -49,9 +49,10 @@ RECOVERY_POINTS = {
 EADR_POINTS = {"zen.slot_header"}
 # Zen+'s exclusive stage (storage/engines/zen/lrt.h), for Zen with a multi-version method: G-EX
 # held and the others drained, the privileged transaction's versions flushed but not fenced, and
-# the end-of-stage reclamation of every thread's garbage (before it and before G-EX is unlocked).
+# the end-of-stage reclamation of every thread's garbage (before it and before G-EX is unlocked),
+# and each whole empty page it returns to the page manager (its page-table entry just cleared).
 EXCLUSIVE_POINTS = ["zen.exclusive_enter", "zen.exclusive_persist", "zen.exclusive_reclaim",
-                    "zen.exclusive_exit"]
+                    "zen.exclusive_free_page", "zen.exclusive_exit"]
 MV_CCS = {"mvcc", "hekaton", "cicada"}
 
 

@@ -354,6 +354,8 @@ nlohmann::json run_pair(const RunContext& ctx) {
   run_for(o.warmup_s);
   int expect = kWarmup;  // never overwrite a worker's kDone
   phase.compare_exchange_strong(expect, kMeasure, std::memory_order_acq_rel);
+  // An engine with counters of its own that are not per worker (Zen+'s lrt) starts them here.
+  if constexpr (requires { eng.begin_measure(); }) eng.begin_measure();
   auto m0 = clk::now();
   // Background threads' traffic (checkpointer, group commit, ...) as published in the window.
   dev::Counters bg0 = dev::published(), bg1;

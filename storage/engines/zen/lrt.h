@@ -77,27 +77,33 @@ class Lrt {
   void direct_read() { direct_reads_.fetch_add(1, std::memory_order_relaxed); }
   void direct_write() { direct_writes_.fetch_add(1, std::memory_order_relaxed); }
   void reclaimed(uint64_t n) { stage_reclaimed_.fetch_add(n, std::memory_order_relaxed); }
+  void pages_freed(uint64_t n) { stage_pages_freed_.fetch_add(n, std::memory_order_relaxed); }
 
   // For the driver's timeline: stage entries so far, and whether the stage is on now.
   std::pair<uint64_t, bool> sample() const { return {epoch_.load(std::memory_order_acquire), holder() >= 0}; }
-  uint64_t entries() const { return epoch_.load(); }
+
+  // The driver's measured phase begins: stats() counts from here on (counters cover the
+  // measured phase only; a stage on at this moment counts its time from here).
+  void begin_measure() { base_ = counts(); }
+  // Stage entries in the measured phase.
+  uint64_t entries() const { return epoch_.load() - base_.entries; }
 
   nlohmann::json stats() const {
+    Counts c = counts();
     nlohmann::json by;
-    for (int c = 0; c < int(LrtCondition::kCount); c++) by[condition_name(LrtCondition(c))] = entries_[c].load();
-    uint64_t ns = exclusive_ns_.load();
-    if (holder() >= 0) ns += now_ns() - since_ns_.load(std::memory_order_relaxed);
+    for (int i = 0; i < int(LrtCondition::kCount); i++) by[condition_name(LrtCondition(i))] = c.by[i] - base_.by[i];
     return {{"adaptive", s_.adaptive},
             {"alpha", s_.alpha},
             {"beta", s_.beta},
             {"gamma", gamma_},
-            {"exclusive_entries", epoch_.load()},
+            {"exclusive_entries", c.entries - base_.entries},
             {"entries_by_condition", by},
-            {"exclusive_s", double(ns) / 1e9},
-            {"wasted_tuples", wasted_.load()},
-            {"direct_nvm_reads", direct_reads_.load()},
-            {"direct_nvm_writes", direct_writes_.load()},
-            {"stage_reclaimed", stage_reclaimed_.load()}};
+            {"exclusive_s", double(c.exclusive_ns - base_.exclusive_ns) / 1e9},
+            {"wasted_tuples", c.wasted - base_.wasted},
+            {"direct_nvm_reads", c.direct_reads - base_.direct_reads},
+            {"direct_nvm_writes", c.direct_writes - base_.direct_writes},
+            {"stage_reclaimed", c.reclaimed - base_.reclaimed},
+            {"stage_pages_freed", c.pages_freed - base_.pages_freed}};
   }
 
  private:
@@ -105,12 +111,27 @@ class Lrt {
     return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
                         std::chrono::steady_clock::now().time_since_epoch()).count());
   }
+  // Every counter at one moment (exclusive_ns with the running stage's time so far).
+  struct Counts {
+    uint64_t entries = 0, exclusive_ns = 0, wasted = 0, direct_reads = 0, direct_writes = 0;
+    uint64_t reclaimed = 0, pages_freed = 0;
+    uint64_t by[int(LrtCondition::kCount)]{};
+  };
+  Counts counts() const {
+    Counts c{epoch_.load(), exclusive_ns_.load(), wasted_.load(), direct_reads_.load(), direct_writes_.load(),
+             stage_reclaimed_.load(), stage_pages_freed_.load()};
+    if (holder() >= 0) c.exclusive_ns += now_ns() - since_ns_.load(std::memory_order_relaxed);
+    for (int i = 0; i < int(LrtCondition::kCount); i++) c.by[i] = entries_[i].load();
+    return c;
+  }
+
   LrtSettings s_;
   uint64_t gamma_ = 0;
+  Counts base_;  // at the start of the measured phase (zero until then)
   std::atomic<int> gex_{-1};
   std::atomic<uint64_t> since_ns_{0};  // when the holder took G-EX
   std::atomic<uint64_t> epoch_{0}, exclusive_ns_{0}, wasted_{0};
-  std::atomic<uint64_t> direct_reads_{0}, direct_writes_{0}, stage_reclaimed_{0};
+  std::atomic<uint64_t> direct_reads_{0}, direct_writes_{0}, stage_reclaimed_{0}, stage_pages_freed_{0};
   std::atomic<uint64_t> entries_[int(LrtCondition::kCount)]{};
 };
 

@@ -3,9 +3,19 @@
 // metadata records, for every page, the HTable and the per-thread heap region that own it. It
 // is persisted at each page allocation (rare: once per 2 MB), so a fresh process finds every
 // table's pages; nothing is persisted for tuple-level allocation.
+//
+// Freed pages (Zen+'s exclusive stage returns whole empty pages, see Zen::free_empty_pages):
+// the entry is cleared durably, so recovery (Algorithm 2 scans by the page table) skips the page
+// from then on; the page goes to a DRAM free-page list and is zeroed and persisted when reused,
+// before its new entry is written, so a new owner's recovery never meets another table's stale
+// NVM-tuples. A crash anywhere in between leaves a cleared entry, i.e. a free page, stale or
+// zero: below the durable high-water mark of bump allocation, a fresh process lists every
+// cleared entry as free again (the mark keeps a freed top page from passing for a fresh one).
 #pragma once
 #include <atomic>
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -37,6 +47,7 @@ class PageManager {
       npages = meta_->npages;
     } else {
       meta_->npages = npages;
+      meta_->high = 0;
       dev::persist(meta_, sizeof *meta_);
       meta_->magic = kMagic;  // valid once the rest is durable
       dev::persist(&meta_->magic, sizeof meta_->magic);
@@ -46,21 +57,30 @@ class PageManager {
         nvm.region(prefix + ".pages", npages * 8, dev::RegionKind::Persistent).base);
     heap_ = nvm.region(prefix + ".heap", npages * kPageBytes, dev::RegionKind::Persistent).base;
     owners_.resize(npages);
+    next_ = std::min(meta_->high, npages);
     for (uint64_t i = 0; i < npages; i++) {
       uint64_t e = table_[i];
       if (e == 0) continue;
       owners_[i] = Owner{uint32_t(e & 0xffffffff) - 1, uint32_t(e >> 32), true};
-      next_ = i + 1;
+      next_ = std::max(next_, i + 1);
       used_++;
     }
+    for (uint64_t i = next_; i-- > 0;)  // lowest reused first
+      if (!owners_[i].used) free_.push_back(i);
   }
 
   uint64_t pages() const { return npages_; }
+  // Pages allocate() can still hand out: never used ones and freed ones.
   uint64_t pages_left() {
     std::lock_guard g(mu_);
-    return npages_ - next_;
+    return npages_ - next_ + free_.size();
   }
   uint64_t used() const { return used_.load(); }
+  // Freed pages not yet reused (on the free-page list).
+  uint64_t freed() const {
+    std::lock_guard g(mu_);
+    return free_.size();
+  }
   char* page(uint64_t i) const { return heap_ + i * kPageBytes; }
   const Owner& owner(uint64_t i) const { return owners_[i]; }
   uint64_t page_of(const void* p) const {
@@ -77,13 +97,34 @@ class PageManager {
   // before any slot of it is handed out. kNoPage when the heap is full.
   uint64_t allocate(uint32_t table, uint32_t region) {
     std::lock_guard g(mu_);
-    if (next_ >= npages_) return kNoPage;
-    uint64_t i = next_++;
+    uint64_t i;
+    if (!free_.empty()) {
+      i = free_.back();
+      free_.pop_back();
+      std::memset(page(i), 0, kPageBytes);  // durable before the entry names the new owner
+      dev::persist(page(i), kPageBytes);
+    } else {
+      if (next_ >= npages_) return kNoPage;
+      i = next_++;
+      meta_->high = next_;  // before the entry: a page above the mark is never written
+      dev::persist(&meta_->high, sizeof meta_->high);
+    }
     owners_[i] = Owner{table, region, true};
     std::atomic_ref<uint64_t>(table_[i]).store(uint64_t(table + 1) | uint64_t(region) << 32);
     dev::persist(&table_[i], 8);
     used_++;
     return i;
+  }
+
+  // Page `i` holds nothing live (every slot free): its entry is cleared durably and the page
+  // goes to the free-page list, zeroed on reuse (see the header comment).
+  void release(uint64_t i) {
+    std::lock_guard g(mu_);
+    owners_[i] = Owner{};
+    std::atomic_ref<uint64_t>(table_[i]).store(0);
+    dev::persist(&table_[i], 8);
+    used_--;
+    free_.push_back(i);
   }
 
   // The database is complete (loaded) once this flag is durable.
@@ -99,6 +140,7 @@ class PageManager {
     uint64_t magic;
     uint64_t npages;
     uint64_t loaded;
+    uint64_t high;  // pages bump-allocated so far (the free-page list is below it)
   };
 
   Meta* meta_ = nullptr;
@@ -106,8 +148,9 @@ class PageManager {
   char* heap_ = nullptr;
   uint64_t npages_ = 0;
   std::vector<Owner> owners_;  // DRAM mirror of the page table (a few bytes per 2 MB)
-  std::mutex mu_;
-  uint64_t next_ = 0;
+  mutable std::mutex mu_;
+  uint64_t next_ = 0;          // bump pointer
+  std::vector<uint64_t> free_;  // freed pages, entries cleared; the back one is reused first
   std::atomic<uint64_t> used_{0};
 };
 

@@ -13,6 +13,8 @@
 // allocation bitmap updated and persisted (flush + fence) on every allocation and free.
 #pragma once
 #include <cstdint>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "storage/device/device.h"
@@ -95,6 +97,31 @@ class HeapRegion {
   bool lp_held_free() const { return lp_freed_; }
 
   uint64_t pages() const { return pages_; }
+
+  // Every page of this region whose slots are all on its free lists leaves them and goes back to
+  // the page manager (Zen+'s end of the exclusive stage); `released(page)` runs after each.
+  // Only the region's writer calls this: the free lists are its own. Returns how many.
+  template <class Released>
+  uint64_t release_empty_pages(Released&& released) {
+    uint64_t n = 0;
+    for (uint32_t t = 0; t < free_.size(); t++) {
+      auto& f = free_[t];
+      std::unordered_map<uint64_t, uint64_t> count;
+      for (char* s : f) count[pm_.page_of(s)]++;
+      std::unordered_set<uint64_t> empty;
+      for (auto& [page, c] : count)
+        if (c == kPageBytes / strides_[t]) empty.insert(page);
+      if (empty.empty()) continue;
+      std::erase_if(f, [&](char* s) { return empty.count(pm_.page_of(s)) != 0; });
+      for (uint64_t page : empty) {
+        pm_.release(page);
+        pages_--;
+        n++;
+        released(page);
+      }
+    }
+    return n;
+  }
 
  private:
   bool grow(uint32_t table) {

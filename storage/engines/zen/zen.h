@@ -543,6 +543,8 @@ class Zen {
   }
   void start() {}
   void stop() {}
+  // The driver's measured phase begins: Zen+'s counters (results.engine.lrt) count from here.
+  void begin_measure() { lrt_.begin_measure(); }
 
   RecoveryReport recover(int nthreads) {
     RecoveryReport rep;
@@ -731,7 +733,7 @@ class Zen {
             {"nvm_tuples_reclaimed", reclaimed},
             {"garbage_pending", pending},
             {"idle_fences", idle},
-            {"nvm_pages", {{"used", pages_->used()}, {"total", pages_->pages()}, {"per_region", regions}}},
+            {"nvm_pages", {{"used", pages_->used()}, {"total", pages_->pages()}, {"freed", pages_->freed()}, {"per_region", regions}}},
             {"exclusive_mode_entries", lrt_.entries()},
             {"lrt", lrt_.stats()},
             {"persist_order", order},
@@ -763,6 +765,7 @@ class Zen {
     std::atomic<uint64_t> evicted_wts{0}, evicted_rts{0};
     // Zen+: 1 + the evicted-history bound when this thread's snapshot reader began (0: none).
     std::atomic<uint64_t> snapshot_bound{0};
+    std::atomic<bool> free_pages{false};  // an exclusive stage ended: free this thread's empty pages
   };
 
   static constexpr bool kKeepsHistory = requires(const Meta& m) { m.history(); };
@@ -1032,7 +1035,9 @@ class Zen {
 
   // The end of the exclusive stage (step 4 of section 4.1.2): the thread-cooperative
   // reclamation stood still meanwhile, so the privileged transaction moves every thread's
-  // reclaimable garbage to the free lists (another region's through its owner's inbox).
+  // reclaimable garbage to the free lists (another region's through its owner's inbox), then
+  // returns the whole pages of its regions left empty to the page manager; every other thread
+  // does so for its own regions at its next maintain() (a region's free lists are its writer's).
   void end_exclusive(Thread& th) {
     sync(th);  // its own commit durable: what it superseded becomes reclaimable
     dev::crash_point("zen.exclusive_reclaim");
@@ -1043,7 +1048,21 @@ class Zen {
       n += drain(th, threads_[size_t(o)].garbage, min, ~size_t(0));
     }
     lrt_.reclaimed(n);
+    for (int o = 0; o < nthreads_; o++)
+      if (o != th.tid) shared_[o].free_pages.store(true, std::memory_order_release);
+    free_empty_pages(th);
     dev::crash_point("zen.exclusive_exit");
+  }
+
+  // This thread's regions' empty pages back to the page manager (its inbox first: slots others
+  // reclaimed for it). A page is empty when all its slots are on the free list: no live or
+  // superseded-but-reachable NVM-tuple, no tombstone, not the region's held LP slot.
+  void free_empty_pages(Thread& th) {
+    reclaim(th, 0);
+    uint64_t n = 0;
+    for (uint32_t r : th.regions)
+      n += regions_[r]->release_empty_pages([](uint64_t) { dev::crash_point("zen.exclusive_free_page"); });
+    lrt_.pages_freed(n);
   }
 
   // Heap region for a transaction's writes: a secondary region (left by a run with more threads)
@@ -1100,6 +1119,9 @@ class Zen {
 
   void maintain(Thread& th) {
     reclaim(th, kGcPerTxn);
+    if (shared_[th.tid].free_pages.load(std::memory_order_acquire) &&
+        shared_[th.tid].free_pages.exchange(false, std::memory_order_acq_rel))
+      free_empty_pages(th);
     if (!lrt_.adaptive()) {
       if (th.garbage.size() > kGarbageThreshold) request_exclusive(LrtCondition::Garbage);
       return;

@@ -57,7 +57,12 @@ class Ycsb {
   }
   uint64_t hot_key(Rng& r) const { return r.below(o_.hot_rows) * hot_stride_; }
 
-  // What the run did besides commits: long transactions committed (and their rows).
+  // Committed transactions by kind in the measured phase (results.committed_by_type): normal
+  // ones and --long-txn ones, so that Figure 26's slowdown of the normal transactions can be
+  // told from the long thread's own loss of commits.
+  static std::vector<std::string> kind_names() { return {"normal", "long"}; }
+
+  // What the run did besides commits: long transactions committed (and their rows), all phases.
   nlohmann::json report() const {
     return {{"long_txns_committed", long_commits_.load()}, {"long_txn_rows_committed", long_rows_.load()}};
   }
@@ -157,6 +162,7 @@ class Ycsb {
 
     const std::vector<uint64_t>& keys() const { return keys_; }
     bool is_long() const { return is_long_; }
+    int kind() const { return is_long_ ? 1 : 0; }
 
     template <class Mgr>
     bool execute(Mgr& m) {

@@ -14,6 +14,7 @@ import pandas as pd  # noqa: E402
 # Result column -> (axis label with unit, factor applied to the raw value).
 METRICS = {
     "throughput_tps": ("Throughput (K txn/s)", 1e-3),
+    "throughput_by_type_tps.normal": ("Normal transactions (K txn/s)", 1e-3),
     "abort_rate": ("Abort rate (%)", 100.0),
     "retry_rate": ("Committed transactions retried (%)", 100.0),
     "cache_hit_rate": ("Cache hit rate (%)", 100.0),

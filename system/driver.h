@@ -479,13 +479,15 @@ nlohmann::json run_pair(const RunContext& ctx) {
   }
   if constexpr (requires { Bench::kind_names(); }) {
     auto names = Bench::kind_names();
-    nlohmann::json by;
+    nlohmann::json by, tps;
     for (size_t k = 0; k < names.size() && k < 8; k++) {
       uint64_t n = 0;
       for (auto& a : kinds) n += a[k];
       by[names[k]] = n;
+      tps[names[k]] = secs > 0 ? double(n) / secs : 0.0;
     }
     res["committed_by_type"] = by;
+    res["throughput_by_type_tps"] = tps;
     // tpmC: NewOrders completed per minute (rolled-back ones included, as clause 5.4 counts).
     if (by.contains("neworder"))
       res["tpmC"] = secs > 0 ? by["neworder"].template get<uint64_t>() * 60.0 / secs : 0.0;

@@ -806,8 +806,12 @@ class Zen {
   // this transaction's own, refilled as fill() would, so the CC decides as on a refilled entry (a
   // snapshot reader below the evicted history's bound reads it; else it aborts as after a refill).
   // The slot stays intact while the transaction runs: whatever supersedes it gets a Tx-CTS above
-  // this thread's active_since, which holds reclamation back. Its bytes are charged by the CC's
-  // copy (the header word shares their first 256 B unit).
+  // this thread's active_since, which holds reclamation back. (A writer moves the index from the
+  // NVM-tuple to its Met-Cache entry when it reads the tuple, before it takes its Tx-CTS, so a
+  // lookup that still found the NVM-tuple came after this transaction's active_since and before
+  // that Tx-CTS; only the privileged transaction moves the index from one NVM-tuple to another,
+  // and it runs alone.) Its bytes are charged by the CC's copy (the header word shares their
+  // first 256 B unit).
   bool direct(Thread& th, uint32_t table, uint64_t key, uint64_t v, RowRef& ref) {
     char* nvm = nvm_of(v);
     NvmTuple* n = NvmTuple::at(nvm);

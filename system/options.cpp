@@ -275,6 +275,13 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
       throw CLI::ValidationError("--crash-at/--evict-prob", "need --power-fail");
     if (!o.out.empty() && !std::ofstream(o.out, std::ios::app))
       throw CLI::ValidationError("--out", "cannot write " + o.out);
+    if (engine == "foedus" && o.workload.rfind("ycsb", 0) == 0) {
+      // A YCSB record (key, columns, and FOEDUS's 8 B TID) must fit a page after its 64 B header.
+      uint64_t record = 8 + uint64_t(o.columns) * uint64_t(o.column_size) + 8;
+      if (64 + (record + 7) / 8 * 8 > o.page_size)
+        throw CLI::ValidationError("--page-size", std::to_string(o.page_size) + " cannot hold one YCSB record (" +
+                                   std::to_string(record) + " B with its TID, after a 64 B page header)");
+    }
     if (o.time_breakdown && cc != "mcsi" && cc != "pgsi")
       throw CLI::ValidationError("--time-breakdown", "is timed in mcsi and pgsi only, not " + cc);
     if (!o.verify_ack.empty() && !o.recover)

@@ -152,6 +152,7 @@ foedus:
 	$(MAKE) ENGINE=foedus CC_ALG=foedus
 	$(MAKE) foedus-unit
 	bash tests/e2e/test_foedus.sh
+	bash tests/crash/foedus.sh
 
 bench:
 	bash scripts/bench.sh

@@ -324,8 +324,8 @@ class Foedus {
     RecoveryReport rep;
     dev::read(meta_, sizeof *meta_);
     const SnapshotMeta* snap = MetaArea::newest(meta_->snapshot);
-    const EpochMarker* mark = MetaArea::newest(meta_->marker);
-    if (!snap) throw std::runtime_error("FOEDUS: the image holds no snapshot (did the load finish?)");
+    const EpochMarker* mark = MetaArea::newest(meta_->marker, uint64_t(nlogs_));
+    if (!snap) throw std::runtime_error("FOEDUS: the image holds no complete snapshot (power failed during the load?)");
     SnapshotMeta sm = *snap;
     uint64_t durable = mark ? mark->epoch : 0;
     std::vector<uint64_t> lsn(nlogs_);
@@ -640,6 +640,7 @@ class Foedus {
                           env_.opt.gleaner_reducers);
     dev::crash_point("foedus.gleaner_before_metadata");
     write_snapshot_meta(snapshot_id_ + 1, epoch, r.stop);
+    dev::crash_point("foedus.gleaner_after_metadata");
     for (uint32_t i = 0; i < nlogs_; i++) writer_->set_gleaned(i, r.stop[i]);
     // 7.5: install the new snapshot pointers and drop volatile pages not modified since the
     // snapshot's epoch, with transactions paused (an in-memory pass of milliseconds).

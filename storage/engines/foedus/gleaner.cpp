@@ -173,7 +173,11 @@ GleanResult glean(std::vector<SnapshotTree>& trees, SnapshotArea& area, const st
       for (; i < all.size() && all[i].tree == ti && t.shape.leaf_of(all[i].key) == leaf; i++) {
         if (i + 1 < all.size() && all[i + 1].tree == all[i].tree && all[i + 1].key == all[i].key) continue;
         uint64_t s = t.shape.slot_in_leaf(all[i].key);
-        p->tid(s, g.slot)->store(all[i].tid & ~(1ull << 63), std::memory_order_relaxed);
+        uint64_t tid = all[i].tid & ~(1ull << 63);
+        // The page may already hold this write or a later one (a restart gleaning logs again):
+        // applying is idempotent.
+        if (old && p->tid(s, g.slot)->load(std::memory_order_relaxed) >= tid) continue;
+        p->tid(s, g.slot)->store(tid, std::memory_order_relaxed);
         memcpy(p->payload(s, g.slot), all[i].payload, g.len);
         applied[size_t(r)]++;
       }

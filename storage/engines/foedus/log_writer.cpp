@@ -30,7 +30,7 @@ void LogWriter::reset(uint64_t epoch, const std::vector<uint64_t>& lsn) {
     gleaned_[i].store(lsn[i]);
   }
   durable_.store(epoch);
-  const EpochMarker* m = MetaArea::newest(meta_->marker);
+  const EpochMarker* m = MetaArea::newest(meta_->marker, uint64_t(files_.size()));
   marker_seq_ = m ? m->seq : 0;
 }
 
@@ -134,8 +134,10 @@ void LogWriter::write_marker(uint64_t epoch) {
   m.seq = marker_seq_ + 1;
   m.epoch = epoch;
   for (size_t i = 0; i < kMaxLogs; i++) m.lsn[i] = i < files_.size() ? tail_[i] : 0;
-  m.checksum = m.sum();
-  dev::persist(&m, sizeof m);
+  m.checksum = m.sum(files_.size());
+  dev::flush(&m, offsetof(EpochMarker, lsn) + files_.size() * sizeof(uint64_t));
+  dev::crash_point("foedus.marker_before_fence");  // with a dropped batch fence, the marker may land alone
+  dev::fence();
   marker_seq_++;
   for (size_t i = 0; i < files_.size(); i++) marker_lsn_[i].store(tail_[i], std::memory_order_release);
 }

@@ -27,12 +27,16 @@ inline uint64_t checksum_words(const void* p, size_t bytes) {
 
 // Durable global epoch: every log record of an epoch at or below `epoch` lies in its log below
 // `lsn[log]` behind a fence. Records at or above lsn, or of a later epoch, are not durable.
+// The checksum covers the words in use only, so with up to five logs the marker is one cache
+// line, written back whole or not at all.
 struct EpochMarker {
   uint64_t seq;
+  uint64_t checksum;
   uint64_t epoch;
   uint64_t lsn[kMaxLogs];
-  uint64_t checksum;
-  uint64_t sum() const { return checksum_words(this, offsetof(EpochMarker, checksum)); }
+  uint64_t sum(uint64_t nlogs) const {
+    return checksum_words(&epoch, sizeof epoch + nlogs * sizeof(uint64_t)) ^ seq;
+  }
 };
 
 // A snapshot (section 7.4): its id, the epoch it covers, where each log's gleaning stopped, the
@@ -56,11 +60,11 @@ struct MetaArea {
   alignas(64) EpochMarker marker[2];
   alignas(64) SnapshotMeta snapshot[2];
 
-  template <class R>
-  static const R* newest(const R (&slots)[2]) {
+  template <class R, class... N>
+  static const R* newest(const R (&slots)[2], N... nlogs) {
     const R* best = nullptr;
     for (auto& r : slots)
-      if (r.checksum == r.sum() && (!best || r.seq > best->seq)) best = &r;
+      if (r.seq && r.checksum == r.sum(nlogs...) && (!best || r.seq > best->seq)) best = &r;
     return best;
   }
 };

@@ -97,7 +97,7 @@ TSAN_SKIP := TpccRun
 TSAN_TEST_LINE := ^(TYPED_)?TEST(_F|_P)?[(].*($(TSAN_WORDS))
 TSAN_SKIP_LINE := [(]($(TSAN_SKIP)),
 ifeq ($(SAN),tsan)
-TEST_SRC := $(sort $(shell grep -E '$(TSAN_TEST_LINE)' tests/unit/*.cpp | grep -vE '$(TSAN_SKIP_LINE)' | cut -d: -f1))
+TEST_SRC := $(filter-out $(STAGED_TEST_SRC),$(sort $(shell grep -E '$(TSAN_TEST_LINE)' tests/unit/*.cpp | grep -vE '$(TSAN_SKIP_LINE)' | cut -d: -f1)))
 endif
 TEST_OBJ := $(patsubst %.cpp,$(TEST_BUILD)/%.o,$(TEST_SRC)) $(CORE_OBJ)
 $(TEST_BUILD)/%.o: %.cpp

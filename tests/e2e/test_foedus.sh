@@ -78,6 +78,9 @@ for delay in 1.5 2.5; do
     check "$f" "d['invariants']['violations'] == 0" "recovery $round: invariants"
     check "$f" "set(d['recovery']['steps_s']) == {'read_metadata', 'read_snapshot_tree', 'truncate_logs', 'glean_logs', 'install_roots'}" "recovery $round: steps"
   done
+  rc=0
+  "$bin" --recover --nvm-path "$dir/nvm.img" --rows 20000 --page-size 8192 >/dev/null 2>"$dir/ps.err" || rc=$?
+  [[ $rc -eq 1 ]] && grep -q "made with --page-size 4096" "$dir/ps.err" || fail "an image of another page size not refused: $(cat "$dir/ps.err")"
   a="$(json "$dir/rec1.json" "d['verification']")"
   b="$(json "$dir/rec2.json" "d['verification']")"
   [[ "$a" == "$b" ]] || fail "second recovery differs: $a vs $b"

@@ -11,9 +11,11 @@
 // last snapshot and starts with no volatile pages but the roots (7.7).
 #pragma once
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -51,8 +53,13 @@ class Foedus {
     uint64_t commit_epoch = 0;
     AbortCause refusal = AbortCause::None;
     uint64_t drop_pass_seen = 0;  // the gleaner's drop passes when a volatile page was refused
-    // Counters (monotonic; the driver takes the measured phase's difference).
-    uint64_t volatile_reads = 0, snapshot_reads = 0, cache_hits = 0, cache_misses = 0, installs = 0;
+    // Counters, monotonic; written by the worker alone, read by begin_measure() while it runs.
+    struct Count {
+      std::atomic<uint64_t> n{0};
+      void operator++(int) { n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+      operator uint64_t() const { return n.load(std::memory_order_relaxed); }
+    };
+    Count volatile_reads, snapshot_reads, cache_hits, cache_misses, installs;
     // Copies of snapshot records handed to the CC, valid until release().
     std::vector<std::unique_ptr<char[]>> chunks;
     size_t chunk = 0, used = 0;
@@ -102,9 +109,13 @@ class Foedus {
       memset(static_cast<void*>(meta_), 0, sizeof *meta_);
       meta_->magic = MetaArea::kMagic;
       meta_->nlogs = uint64_t(nthreads_);
+      meta_->page_size = o.page_size;
       dev::persist(meta_, sizeof *meta_);
     } else if (meta_->magic != MetaArea::kMagic) {
       throw std::runtime_error("FOEDUS: the image's metadata is not FOEDUS's");
+    } else if (meta_->page_size != o.page_size) {
+      throw std::invalid_argument("FOEDUS: the image was made with --page-size " + std::to_string(meta_->page_size) +
+                                  ", not " + std::to_string(o.page_size));
     }
     nlogs_ = uint32_t(meta_->nlogs);
     if (nlogs_ > kMaxLogs || nlogs_ == 0) throw std::runtime_error("FOEDUS: bad log count in the image");
@@ -439,21 +450,32 @@ class Foedus {
 
   // Counters of the measured phase start here (the driver calls it as the phase starts).
   void begin_measure() {
+    std::array<uint64_t, 5> c = counts();
     std::lock_guard g(stats_mu_);
     measured_ = Totals{};
+    counts0_ = c;
+  }
+  // Workers' counters summed: volatile reads, snapshot reads, cache hits, misses, installs.
+  std::array<uint64_t, 5> counts() const {
+    std::array<uint64_t, 5> c{};
+    for (auto& th : threads_) {
+      c[0] += th.volatile_reads;
+      c[1] += th.snapshot_reads;
+      c[2] += th.cache_hits;
+      c[3] += th.cache_misses;
+      c[4] += th.installs;
+    }
+    return c;
   }
 
+  // Counts since begin_measure() (the measured phase; since the start when it was not called),
+  // but `gleaner` and `log_writer`, which are lifetime totals (`gleaner_measured`: the phase's).
   nlohmann::json stats() const {
-    uint64_t vr = 0, sr = 0, hits = 0, misses = 0, inst = 0;
-    for (auto& th : threads_) {
-      vr += th.volatile_reads;
-      sr += th.snapshot_reads;
-      hits += th.cache_hits;
-      misses += th.cache_misses;
-      inst += th.installs;
-    }
+    std::array<uint64_t, 5> c = counts();
     LogWriter::Stats ls = writer_->stats();
     std::lock_guard g(stats_mu_);
+    for (size_t i = 0; i < c.size(); i++) c[i] -= counts0_[i];
+    uint64_t vr = c[0], sr = c[1], hits = c[2], misses = c[3], inst = c[4];
     auto totals = [&](const Totals& t) {
       return nlohmann::json{{"runs", t.runs},
                             {"time_s", t.time_s},
@@ -731,7 +753,7 @@ class Foedus {
   char* log_mem_ = nullptr;
   std::vector<std::unique_ptr<WorkerLog>> logs_;
   std::unique_ptr<LogWriter> writer_;
-  std::vector<Thread> threads_;
+  std::deque<Thread> threads_;  // (atomics inside: never relocated)
   uint64_t snapshot_id_ = 1, snapshot_epoch_ = 0;
   std::atomic<bool> paused_{false};
   std::atomic<uint64_t> drop_passes_{0};
@@ -743,6 +765,7 @@ class Foedus {
   std::mutex glean_mu_;
   mutable std::mutex stats_mu_;
   Totals lifetime_, measured_;
+  std::array<uint64_t, 5> counts0_{};
 };
 
 }  // namespace nvt::foedus

@@ -84,15 +84,21 @@ void LogWriter::pass() {
     if (e && e < safe) safe = e;
     to[w] = workers_[w]->buf.tail();
   }
-  bool all = true;
+  bool stalled = false;
   uint64_t bytes = 0, recs = 0;
   for (size_t w = 0; w < workers_.size(); w++) {
     LogBuffer& b = workers_[w]->buf;
     uint64_t from = b.head(), n = to[w] - from;
     if (!n) continue;
     uint64_t cap = files_[w].size;
-    if (tail_[w] + n - gleaned(w) > cap) {  // the file is full until the gleaner catches up
-      all = false;
+    if (tail_[w] + n - gleaned(w) > cap) {
+      // The file is full until the gleaner catches up: what stays in the buffer is at or above
+      // the epoch of its first record, so the epochs below it can still become durable (and be
+      // gleaned, which frees the file).
+      LogRecord first;
+      b.copy_out(from, from + sizeof first, reinterpret_cast<char*>(&first));
+      safe = std::min(safe, epoch_of(first.tid));
+      stalled = true;
       continue;
     }
     uint64_t lsn = tail_[w];
@@ -115,7 +121,7 @@ void LogWriter::pass() {
     dev::crash_point("foedus.log_after_fence");
   }
   uint64_t durable = safe - 1;
-  if (all && (durable > durable_.load(std::memory_order_relaxed) || bytes)) {
+  if (durable > durable_.load(std::memory_order_relaxed) || bytes) {
     write_marker(std::max(durable, durable_.load(std::memory_order_relaxed)));
     durable_.store(std::max(durable, durable_.load(std::memory_order_relaxed)), std::memory_order_release);
     durable_tsc_.store(__rdtsc(), std::memory_order_relaxed);
@@ -124,7 +130,7 @@ void LogWriter::pass() {
   std::lock_guard s(stats_mu_);
   stats_.passes++;
   if (bytes) stats_.batches++, stats_.busy_s += busy;
-  if (!all) stats_.stalls++;
+  if (stalled) stats_.stalls++;
   stats_.bytes += bytes;
   stats_.records += recs;
 }

@@ -56,7 +56,8 @@ struct MetaArea {
   static constexpr uint64_t kMagic = 0x31535544454f46ull;  // "FOEDUS1"
   uint64_t magic;
   uint64_t nlogs;
-  uint64_t pad[6];
+  uint64_t page_size;  // a restart must use the image's page geometry
+  uint64_t pad[5];
   alignas(64) EpochMarker marker[2];
   alignas(64) SnapshotMeta snapshot[2];
 

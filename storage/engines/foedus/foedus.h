@@ -434,7 +434,7 @@ class Foedus {
           if (level == 0)
             for (uint64_t r = 0; r < t.shape.records(idx); r++) {
               uint64_t tid = const_cast<Page*>(p)->tid(r, t.shape.g.slot)->load();
-              if ((tid >> 63) || epoch_of(tid) > std::max(p->hdr.snapshot_epoch, snapshot_epoch_))
+              if ((tid >> 63) || epoch_of(tid) > std::max<uint64_t>(p->hdr.snapshot_epoch, snapshot_epoch_.load()))
                 fail("snapshot record " + std::to_string(idx * t.shape.g.per_leaf + r) + " of storage " +
                      std::to_string(t.id) + " locked or above its snapshot's epoch");
             }
@@ -508,7 +508,7 @@ class Foedus {
             {"volatile_pages", {{"in_use", pool_->in_use()}, {"capacity", pool_->capacity()}, {"installed", inst}}},
             {"snapshot_pages", {{"in_use", area_->in_use()}, {"capacity", area_->pages()}}},
             {"reads", {{"volatile", vr}, {"snapshot", sr}}},
-            {"epochs", {{"current", g_epoch.load()}, {"durable", writer_->durable_epoch()}, {"snapshot", snapshot_epoch_}}},
+            {"epochs", {{"current", g_epoch.load()}, {"durable", writer_->durable_epoch()}, {"snapshot", snapshot_epoch_.load()}}},
             {"log_writer",
              {{"batches", ls.batches},
               {"bytes", ls.bytes},
@@ -754,7 +754,7 @@ class Foedus {
   std::vector<std::unique_ptr<WorkerLog>> logs_;
   std::unique_ptr<LogWriter> writer_;
   std::deque<Thread> threads_;  // (atomics inside: never relocated)
-  uint64_t snapshot_id_ = 1, snapshot_epoch_ = 0;
+  std::atomic<uint64_t> snapshot_id_{1}, snapshot_epoch_{0};  // the gleaner writes, stats() reads
   std::atomic<bool> paused_{false};
   std::atomic<uint64_t> drop_passes_{0};
   std::atomic<bool> running_{false};

@@ -93,6 +93,12 @@ nlohmann::json run_pair(const RunContext& ctx) {
   eo.lrt_alpha = o.lrt_alpha;
   eo.lrt_beta = o.lrt_beta;
   eo.lrt_gamma = o.lrt_gamma;
+  eo.page_size = o.page_size;
+  eo.epoch_ms = o.epoch_ms;
+  eo.gleaner_interval_ms = o.gleaner_interval_ms;
+  eo.snapshot_cache = o.snapshot_cache == "on";
+  eo.gleaner_mappers = o.gleaner_mappers;
+  eo.gleaner_reducers = o.gleaner_reducers;
   eo.log_bytes = o.log_size ? o.log_size
                             : std::min<uint64_t>(4ull << 30, std::max<uint64_t>(64ull << 20, 2 * db_bytes / uint64_t(o.threads)));
   eo.log_bytes = (eo.log_bytes + (2ull << 20) - 1) / (2ull << 20) * (2ull << 20);

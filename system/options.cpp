@@ -124,6 +124,9 @@ nlohmann::json Options::to_json() const {
       {"log_size", log_size},     {"group_commit_us", group_commit_us}, {"recover", recover},
       {"lrt_adaptive", lrt_adaptive}, {"lrt_alpha", lrt_alpha}, {"lrt_beta", lrt_beta},
       {"lrt_gamma", lrt_gamma},
+      {"page_size", page_size}, {"epoch_ms", epoch_ms}, {"gleaner_interval_ms", gleaner_interval_ms},
+      {"snapshot_cache", snapshot_cache}, {"gleaner_mappers", gleaner_mappers},
+      {"gleaner_reducers", gleaner_reducers},
       {"recovery_threads", recovery_threads},
       {"workload", workload},     {"rows", rows},
       {"read_ratio", read_ratio}, {"theta", theta},
@@ -203,7 +206,16 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   app.add_option("--lrt-alpha", o.lrt_alpha, "Zen+ condition 1: a transaction (not a snapshot reader) that accessed more tuples than this FRACTION of its Met-Cache region runs exclusively (0.95 = the paper's 95%)")->check(finite)->check(fraction(0, true, 1, false))->capture_default_str();
   app.add_option("--lrt-beta", o.lrt_beta, "Zen+ condition 2: free NVM pages below this FRACTION of the page pool make the running transaction with the most accessed tuples run exclusively (0.05 = 5%; 0 = off)")->check(finite)->check(fraction(0, false, 1, true))->capture_default_str();
   app.add_option("--lrt-gamma", o.lrt_gamma, "Zen+ condition 3: a transaction whose aborted attempts accessed more than this many tuples in all runs exclusively (default: the paper's 16M x rows / 2^28, at least 1024)")->check(CLI::Range(uint64_t(1), uint64_t(1) << 40));
-  app.add_option("--log-size", log_size, "MMDB: redo log per thread (default: max(64M, 2 x database / threads))")->check(size);
+  app.add_option("--page-size", o.page_size, "FOEDUS: bytes per page, volatile and snapshot (a power of two that holds a record)")->check(CLI::Range(uint32_t(256), uint32_t(1) << 24))->check([](const std::string& v) {
+    uint64_t x = std::stoull(v);
+    return x && !(x & (x - 1)) ? std::string() : "'" + v + "' is not a power of two";
+  })->capture_default_str();
+  app.add_option("--epoch-ms", o.epoch_ms, "FOEDUS: epoch length in ms (commits are acknowledged once their epoch is durable)")->check(CLI::Range(1, 10000))->capture_default_str();
+  app.add_option("--gleaner-interval-ms", o.gleaner_interval_ms, "FOEDUS: log gleaner period in ms (it also runs when the volatile pool is half full or a log file half full)")->check(CLI::Range(1, 3600000))->capture_default_str();
+  app.add_option("--snapshot-cache", o.snapshot_cache, "FOEDUS: the DRAM cache of snapshot pages (off: every snapshot page read goes to NVM, the paper's FOEDUS-NoSC)")->check(CLI::IsMember({"on", "off"}))->capture_default_str();
+  app.add_option("--gleaner-mappers", o.gleaner_mappers, "FOEDUS: log gleaner mapper threads")->check(CLI::Range(1, 64))->capture_default_str();
+  app.add_option("--gleaner-reducers", o.gleaner_reducers, "FOEDUS: log gleaner reducer threads")->check(CLI::Range(1, 64))->capture_default_str();
+  app.add_option("--log-size", log_size, "MMDB, FOEDUS: log file per thread in NVM (default: max(64M, 2 x database / threads))")->check(size);
 
   app.add_flag("--recover", o.recover, "recover from the existing NVM image at --nvm-path instead of loading, then stop");
   app.add_option("--recovery-threads", o.recovery_threads, "threads for recovery (default --threads)")->check(CLI::Range(1, 1024));
@@ -263,6 +275,13 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
       throw CLI::ValidationError("--crash-at/--evict-prob", "need --power-fail");
     if (!o.out.empty() && !std::ofstream(o.out, std::ios::app))
       throw CLI::ValidationError("--out", "cannot write " + o.out);
+    if (engine == "foedus" && o.workload.rfind("ycsb", 0) == 0) {
+      // A YCSB record (key, columns, and FOEDUS's 8 B TID) must fit a page after its 64 B header.
+      uint64_t record = 8 + uint64_t(o.columns) * uint64_t(o.column_size) + 8;
+      if (64 + (record + 7) / 8 * 8 > o.page_size)
+        throw CLI::ValidationError("--page-size", std::to_string(o.page_size) + " cannot hold one YCSB record (" +
+                                   std::to_string(record) + " B with its TID, after a 64 B page header)");
+    }
     if (o.time_breakdown && cc != "mcsi" && cc != "pgsi")
       throw CLI::ValidationError("--time-breakdown", "is timed in mcsi and pgsi only, not " + cc);
     if (!o.verify_ack.empty() && !o.recover)

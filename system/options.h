@@ -38,6 +38,13 @@ struct Options {
   double lrt_alpha = 0.95;
   double lrt_beta = 0.05;
   uint64_t lrt_gamma = 0;      // 0 = 16M scaled by the table size (rows / 2^28)
+  // FOEDUS (storage/engines/foedus/)
+  uint32_t page_size = 4096;
+  int epoch_ms = 20;
+  int gleaner_interval_ms = 1000;
+  std::string snapshot_cache = "on";
+  int gleaner_mappers = 1;
+  int gleaner_reducers = 1;
   // Recovery and verification
   bool recover = false;
   int recovery_threads = 0;    // 0 = --threads

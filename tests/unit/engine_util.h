@@ -72,6 +72,11 @@ struct DbOptions {
   bool lrt_adaptive = true;
   double lrt_alpha = 0.95, lrt_beta = 0.05;
   uint64_t lrt_gamma = 0;
+  // FOEDUS
+  uint32_t page_size = 4096;
+  int epoch_ms = 20;
+  int gleaner_interval_ms = 1000;
+  bool snapshot_cache = true;
 };
 
 // An engine-CC pair for typed tests: Engine is the engine instantiated for CC, EngineT the
@@ -106,6 +111,10 @@ struct PairDb {
     eo.lrt_alpha = o.lrt_alpha;
     eo.lrt_beta = o.lrt_beta;
     eo.lrt_gamma = o.lrt_gamma;
+    eo.page_size = o.page_size;
+    eo.epoch_ms = o.epoch_ms;
+    eo.gleaner_interval_ms = o.gleaner_interval_ms;
+    eo.snapshot_cache = o.snapshot_cache;
     dev::DeviceOptions d = device_options(path, Engine::nvm_bytes(tables, eo) + (16ull << 20), o.profile,
                                           std::string("engine=") + Engine::name + " " + layout);
     d.reopen = reopen;

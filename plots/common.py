@@ -26,6 +26,10 @@ METRICS = {
     "per_txn.sfence": ("sfence per transaction", 1.0),
     "per_txn.nvm_read_bytes": ("NVM reads per transaction (bytes)", 1.0),
     "per_txn.nvm_write_bytes": ("NVM writes per transaction (bytes)", 1.0),
+    "numa.accesses.nvm_read.remote_per_txn": ("Remote NVM reads per txn", 1.0),
+    "numa.accesses.nvm_write.remote_per_txn": ("Remote NVM writes per txn", 1.0),
+    "numa.accesses.dram_read.remote_per_txn": ("Remote DRAM reads per txn", 1.0),
+    "numa.accesses.dram_write.remote_per_txn": ("Remote DRAM writes per txn", 1.0),
 }
 SETTING_LABELS = {"threads": "Threads", "read_ratio": "Read ratio", "theta": "Zipf θ",
                   "p_ratio": "P (NVM / DRAM)", "read_ns": "NVM read latency (ns per 256 B)",

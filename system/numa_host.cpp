@@ -36,7 +36,10 @@ NumaPlan plan_numa(const Options& o, const std::vector<int>& host) {
     while (i <= o.numa_real_nodes.size()) {
       size_t e = o.numa_real_nodes.find(',', i);
       if (e == std::string::npos) e = o.numa_real_nodes.size();
-      int id = std::stoi(o.numa_real_nodes.substr(i, e - i));
+      std::string text = o.numa_real_nodes.substr(i, e - i);
+      if (text.empty() || text.size() > 4 || text.find_first_not_of("0123456789") != std::string::npos)
+        throw std::invalid_argument("--numa-real-nodes: '" + text + "' is not a NUMA node id");
+      int id = std::stoi(text);
       if (std::find(host.begin(), host.end(), id) == host.end())
         throw std::invalid_argument("--numa-real-nodes: NUMA node " + std::to_string(id) +
                                     " does not exist on this host (its nodes: " + list(host) + ")");

@@ -228,6 +228,7 @@ NvmImage::~NvmImage() {
   power_fail_.reset();
   if (base_) pmem_unmap(base_, size_);
   g_model.base = g_model.end = nullptr;
+  set_numa_layout(Placement::Stripe, 1, {});  // a later image or test starts from one node
 }
 
 bool NvmImage::has_region(const std::string& name) const {

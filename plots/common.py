@@ -172,6 +172,13 @@ def caption(df, figure=None):
              "scale " + ",".join(_unique(df, "scale")),
              "profile " + ",".join(_unique(df, "config.profile")),
              kind, f"{reps} repetitions (error bars: std)" if reps > 1 else "1 repetition"]
+    # NUMA runs say whether their nodes were real or virtual (the device model's alone).
+    virtual = [v for v in _unique(df, "host.numa.virtual_nodes") if v not in ("0", "0.0")]
+    real = [v for v in _unique(df, "host.numa.real_nodes") if v not in ("0", "0.0", "1", "1.0")]
+    if virtual:
+        parts.insert(4, "VIRTUAL NUMA nodes (device model)")
+    if real:
+        parts.insert(4, "real NUMA nodes")
     return " · ".join(parts)
 
 

@@ -164,6 +164,26 @@ class Ycsb {
     bool is_long() const { return is_long_; }
     int kind() const { return is_long_ ? 1 : 0; }
 
+    // A drawn transaction as a value, for the soft partition's dispatcher (system/dispatcher.h),
+    // which may hand it to another worker: its requests, and their partition keys (the primary
+    // key). The adopting worker gives it a transaction id of its own.
+    struct Drawn {
+      std::vector<uint64_t> keys;
+      std::vector<uint8_t> write;
+      int nwrites = 0;
+    };
+    Drawn take_drawn() { return {std::move(keys_), std::move(write_), nwrites_}; }
+    void adopt(Drawn&& d) {
+      keys_ = std::move(d.keys);
+      write_ = std::move(d.write);
+      nwrites_ = d.nwrites;
+      is_long_ = false;
+      txn_id_ = (uint64_t(tid_ + 1) << 40) | ++seq_;
+    }
+    static void partition_keys(const Drawn& d, std::vector<uint64_t>& out) {
+      out.insert(out.end(), d.keys.begin(), d.keys.end());
+    }
+
     template <class Mgr>
     bool execute(Mgr& m) {
       if (ack_ && nwrites_) log_intent();

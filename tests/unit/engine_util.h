@@ -77,6 +77,9 @@ struct DbOptions {
   int epoch_ms = 20;
   int gleaner_interval_ms = 1000;
   bool snapshot_cache = true;
+  // NUMA (storage/device/numa.h): virtual nodes and a placement, threads bound `even`.
+  int numa_nodes = 1;
+  std::string numa_policy = "stripe";
 };
 
 // An engine-CC pair for typed tests: Engine is the engine instantiated for CC, EngineT the
@@ -120,7 +123,10 @@ struct PairDb {
     d.reopen = reopen;
     d.writer_threads = o.threads;
     d.power_fail = o.power_fail;
+    d.numa_nodes = o.numa_nodes;
     nvm = std::make_unique<dev::NvmImage>(d);
+    dev::Placement pl = dev::parse_placement(o.numa_policy);
+    dev::set_numa_layout(pl, o.numa_nodes, dev::bind_threads(pl, o.numa_nodes, o.threads, "even", 1));
     dram = std::make_unique<dev::DramBudget>(o.dram_bytes);
     env = std::make_unique<EngineEnv>(EngineEnv{*nvm, *dram, eo});
     eng = std::make_unique<Engine>(*env, tables);

@@ -171,6 +171,8 @@ class Zen {
     env.dram.charge(kPrivateBytesPerThread * uint64_t(nthreads_), "private");
     pages_ = std::make_unique<PageManager>(env.nvm, heap_pages(tables, env.opt));
     if (ZEN_NAIVE_ALLOC) bitmap_ = std::make_unique<AllocBitmap>(env.nvm, *pages_);
+    // NUMA-local write (journal 4.2.2): each region's pages from its writer's node.
+    if (dev::per_node_pools(dev::g_model.placement) && dev::g_model.nodes > 1) pages_->place_by_writer(nthreads_);
     // Allocator metadata: at most one free-list pointer per heap slot.
     env.dram.charge(metadata_bytes(tables, env.opt), "zen.allocator");
 
@@ -733,7 +735,8 @@ class Zen {
             {"nvm_tuples_reclaimed", reclaimed},
             {"garbage_pending", pending},
             {"idle_fences", idle},
-            {"nvm_pages", {{"used", pages_->used()}, {"total", pages_->pages()}, {"freed", pages_->freed()}, {"per_region", regions}}},
+            {"nvm_pages", {{"used", pages_->used()}, {"total", pages_->pages()}, {"freed", pages_->freed()}, {"per_region", regions},
+                           {"from_other_node", pages_->foreign_pages()}}},
             {"exclusive_mode_entries", lrt_.entries()},
             {"lrt", lrt_.stats()},
             {"persist_order", order},

@@ -59,3 +59,15 @@ expect_error() {
   grep -qF -- "$needle" "$TMP/stderr" ||
     fail "'$*' (exit $rc) does not mention '$needle'; stderr: $(head -c 600 "$TMP/stderr")"
 }
+
+# Round `round` of recovering a killed run's image in a fresh process: it must exit 0, lose no
+# acknowledged commit and have acknowledged some. The result is $dir/rec$round.json, for the
+# caller's own checks. Usage: recover_round LABEL BIN IMAGE DIR ROUND DELAY
+recover_round() {
+  local label=$1 bin=$2 img=$3 dir=$4 round=$5 delay=$6 rc=0
+  "$bin" --recover --nvm-path "$img" --rows 20000 --verify-ack "$dir/ack" \
+      >"$dir/rec$round.json" 2>"$dir/rec$round.err" || rc=$?
+  [[ $rc -eq 0 ]] || { cat "$dir/rec$round.err" >&2; fail "$label recovery $round after kill at ${delay}s exited $rc"; }
+  check "$dir/rec$round.json" "d['verification']['violations'] == 0" "$label recovery $round: acknowledged commits lost or partial (${delay}s)"
+  check "$dir/rec$round.json" "d['verification']['acked_txns'] > 0" "$label recovery $round: nothing acknowledged (${delay}s)"
+}

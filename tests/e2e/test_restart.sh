@@ -23,13 +23,8 @@ for cc in "${PAIRS[@]}"; do
     [[ -s "$dir/ack.0" ]] || fail "$cc: no acknowledgements written before the kill at ${delay}s"
 
     for round in 1 2; do
-      rc=0
-      "$bin" --recover --nvm-path "$img" --rows 20000 --verify-ack "$dir/ack" \
-          >"$dir/rec$round.json" 2>"$dir/rec$round.err" || rc=$?
-      [[ $rc -eq 0 ]] || { cat "$dir/rec$round.err" >&2; fail "$cc recovery $round after kill at ${delay}s exited $rc"; }
+      recover_round "$cc" "$bin" "$img" "$dir" "$round" "$delay"
       f="$dir/rec$round.json"
-      check "$f" "d['verification']['violations'] == 0" "$cc recovery $round: acknowledged commits lost or partial (${delay}s)"
-      check "$f" "d['verification']['acked_txns'] > 0" "$cc recovery $round: nothing acknowledged (${delay}s)"
       check "$f" "d['verification']['acked_writes_checked'] > 0" "$cc recovery $round: no write checked"
       check "$f" "d['recovery']['rows'] == 20000" "$cc recovery $round: row count"
       check "$f" "d['config']['engine'] + '-' + d['config']['cc'] == '$cc'" "$cc recovery $round: config names the pair"

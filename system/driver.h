@@ -118,13 +118,16 @@ nlohmann::json run_pair(const RunContext& ctx) {
     if (!o.dram_size)
       dram_budget += side_dram_bytes<Engine>(tables, eo) - side_dram_bytes<Engine>(bench.p_share_tables(), eo);
   }
+  const NumaPlan numa = plan_numa(o, host_numa_nodes());
+  const std::vector<std::string> files = node_image_paths(o.nvm_path, numa);
   dev::DeviceOptions d;
-  d.path = o.nvm_path;
+  d.path = files[0];
+  if (files.size() > 1) d.node_paths = files;
+  d.placement = numa.placement;
   d.reopen = o.recover;
   d.layout = std::string("engine=") + Engine::name + " " + bench.layout();
   d.profile = make_profile(o);
   d.writer_threads = o.threads;
-  const NumaPlan numa = plan_numa(o, host_numa_nodes());
   d.numa_nodes = numa.nodes;
   d.power_fail = o.power_fail;
   d.crash = dev::parse_crash(o.crash_at);
@@ -133,7 +136,7 @@ nlohmann::json run_pair(const RunContext& ctx) {
   dev::g_fault = dev::parse_fault(o.fault);
   d.size = o.nvm_size ? o.nvm_size : Engine::nvm_bytes(tables, eo) + (64ull << 20);
   dev::NvmImage nvm(d);
-  apply_numa(numa, dev::g_model.base, nvm.size());  // before the engine: its pools ask for nodes
+  apply_numa(numa, dev::g_model.base, nvm.size(), files.size() > 1 && nvm.is_pmem());  // before the engine: its pools ask for nodes
   dev::DramBudget dram(dram_budget);
   EngineEnv env{nvm, dram, eo};
   Engine eng(env, tables);

@@ -34,6 +34,7 @@ nlohmann::json host_json(const dev::NvmImage& nvm) {
            {{"real", nvm.is_pmem()},
             {"emulated", !nvm.is_pmem()},
             {"path", nvm.path()},
+            {"files", nvm.paths()},
             {"size", nvm.size()}}},
           {"calibration",
            {{"tsc_ghz", h.tsc_ghz},

@@ -98,11 +98,43 @@ nlohmann::json NumaPlan::to_json() const {
           {"thread_nodes", thread_node}};
 }
 
-void apply_numa(const NumaPlan& p, char* base, uint64_t size) {
+std::vector<std::string> node_image_paths(const std::string& arg, const NumaPlan& p) {
+  std::vector<std::string> r;
+  const std::string mark = "{node}";
+  if (arg.find(mark) != std::string::npos) {
+    for (int n = 0; n < p.nodes; n++) {
+      std::string s = arg;
+      std::string id = std::to_string(p.real[size_t(n)] >= 0 ? p.real[size_t(n)] : n);
+      for (size_t i = s.find(mark); i != std::string::npos; i = s.find(mark, i + id.size())) s.replace(i, mark.size(), id);
+      r.push_back(s);
+    }
+  } else if (arg.find(',') != std::string::npos) {
+    size_t i = 0;
+    for (;;) {
+      size_t e = arg.find(',', i);
+      std::string s = arg.substr(i, e == std::string::npos ? std::string::npos : e - i);
+      if (s.empty()) throw std::invalid_argument("--nvm-path '" + arg + "' has an empty file name");
+      if (std::find(r.begin(), r.end(), s) != r.end())
+        throw std::invalid_argument("--nvm-path names " + s + " twice: each NUMA node needs its own file");
+      r.push_back(s);
+      if (e == std::string::npos) break;
+      i = e + 1;
+    }
+    if (int(r.size()) != p.nodes)
+      throw std::invalid_argument("--nvm-path lists " + std::to_string(r.size()) + " NVM image files and the run has " +
+                                  std::to_string(p.nodes) + " NUMA node" + (p.nodes == 1 ? "" : "s") +
+                                  ": give one file per node (or one file for the whole image)");
+  } else {
+    r.push_back(arg);
+  }
+  return r;
+}
+
+void apply_numa(const NumaPlan& p, char* base, uint64_t size, bool files_on_pmem) {
   dev::set_numa_layout(p.placement, p.nodes, p.thread_node);
   if (p.nodes > 1 && !p.virtual_nodes()) {
     dev::set_real_nodes(p.real);
-    dev::place_image(base, size);
+    dev::place_image(base, size, files_on_pmem);
   }
 }
 

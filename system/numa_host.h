@@ -29,8 +29,15 @@ std::vector<int> host_numa_nodes();
 // policy that needs two nodes on a one-node host without --numa-nodes, a list of another length.
 NumaPlan plan_numa(const Options& o, const std::vector<int>& host_nodes);
 
+// The NVM image's files from --nvm-path: one file, a comma-separated list of one file per
+// node, or a pattern whose `{node}` becomes each node's host id (real nodes) or model number
+// (virtual ones), e.g. /mnt/pmem{node}/db.img. Throws std::invalid_argument naming what is
+// wrong: a list of another length than the nodes, an empty or repeated name.
+std::vector<std::string> node_image_paths(const std::string& nvm_path, const NumaPlan& p);
+
 // Installs the plan in the device model (placement, thread nodes, real nodes) and places the
-// image's pages on the real nodes.
-void apply_numa(const NumaPlan& p, char* image_base, uint64_t image_size);
+// image's pages on the real nodes; not per-node files on persistent memory (`files_on_pmem`),
+// whose pages lie on their file's device.
+void apply_numa(const NumaPlan& p, char* image_base, uint64_t image_size, bool files_on_pmem = false);
 
 }  // namespace nvt

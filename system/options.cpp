@@ -182,7 +182,7 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   app.add_flag("--time-breakdown", o.time_breakdown, "mcsi, pgsi: report where the workers' time goes (snapshot generation, status storage, record access, other), timed with the TSC");
   app.add_option("--out", o.out, "also write the JSON result to this file");
 
-  app.add_option("--nvm-path", o.nvm_path, "NVM image file (DAX file system = real PMem; default /dev/shm/nvtestbed-ENGINE-CC.img)");
+  app.add_option("--nvm-path", o.nvm_path, "NVM image file (DAX file system = real PMem; default /dev/shm/nvtestbed-ENGINE-CC.img); with NUMA nodes, one file per node: a comma-separated list or a pattern with {node} (host node id, e.g. /mnt/pmem{node}/db.img)");
   app.add_option("--nvm-size", nvm_size, "NVM image size (default: what the engine needs)")->check(size);
   app.add_option("--dram-size", dram_size, "DRAM budget (default: database size / --p-ratio)")->check(size);
   app.add_option("--p-ratio", o.p_ratio, "NVM (database) to DRAM size ratio P")->check(finite)->check(CLI::Range(0.01, 1024.0))->capture_default_str();
@@ -319,7 +319,8 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
       throw CLI::ValidationError("--numa-policy " + o.numa_policy,
                                  "needs an engine with node-local pools (zen), not " + engine);
     try {  // nodes against the host: exit 2 as for any bad flag
-      plan_numa(o, host_numa_nodes());
+      NumaPlan plan = plan_numa(o, host_numa_nodes());
+      if (!o.nvm_path.empty()) node_image_paths(o.nvm_path, plan);
     } catch (const std::invalid_argument& e) {
       throw CLI::ValidationError("NUMA", e.what());
     }

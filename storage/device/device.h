@@ -60,6 +60,7 @@ struct Model {
   int nodes = 1;          // NUMA nodes (numa.h)
   Placement placement = Placement::Stripe;
   uint64_t node_span = 0; // bytes of the image per node (its per-node NVM pools)
+  uint64_t nvm_interleave = kInterleaveBytes;  // naive's NVM unit (2 MB over per-node files)
   // Target costs minus what the host already pays, in TSC cycles.
   uint64_t read_unit_cycles = 0;      // first 256 B unit of an access
   uint64_t read_seq_unit_cycles = 0;  // each further unit
@@ -104,15 +105,8 @@ inline uint64_t units(const void* p, size_t len) {
 
 // The node owning NVM address p / DRAM address p under the run's placement (numa.h).
 inline int nvm_node(const void* p) {
-  uint64_t off = uint64_t(static_cast<const char*>(p) - g_model.base);
-  switch (g_model.placement) {
-    case Placement::Local: return 0;
-    case Placement::Remote: return 1;
-    case Placement::Naive: return int(off / kInterleaveBytes % uint64_t(g_model.nodes));
-    case Placement::LocalWrite:
-    case Placement::SoftPartition: return int(off / kNodeExtentBytes % uint64_t(g_model.nodes));
-    default: return int(off / g_model.node_span);  // stripe
-  }
+  return nvm_node_at(uint64_t(static_cast<const char*>(p) - g_model.base), g_model.placement, g_model.nodes,
+                     g_model.node_span, g_model.nvm_interleave);
 }
 inline int dram_node(const void* p) {
   switch (g_model.placement) {

@@ -76,12 +76,14 @@ void place_on_node(void* p, uint64_t len, int node) {
   if (r >= 0) bind_real(p, len, {r}, MPOL_BIND);
 }
 
-void place_image(char* base, uint64_t size) {
-  if (g_model.nodes < 2 || real_node(0) < 0) return;
+void place_image(char* base, uint64_t size, bool on_pmem) {
+  if (g_model.nodes < 2 || real_node(0) < 0 || on_pmem) return;
   switch (g_model.placement) {
     case Placement::Local: return place_on_node(base, size, 0);
     case Placement::Remote: return place_on_node(base, size, 1);
-    case Placement::Naive: return bind_real(base, size, g_real, MPOL_INTERLEAVE);
+    case Placement::Naive:
+      if (g_model.nvm_interleave == kInterleaveBytes) return bind_real(base, size, g_real, MPOL_INTERLEAVE);
+      [[fallthrough]];  // per-node files: 2 MB extents, as they are mapped
     case Placement::LocalWrite:
     case Placement::SoftPartition:
       for (uint64_t lo = 0; lo < size; lo += kNodeExtentBytes)

@@ -40,6 +40,21 @@ constexpr uint64_t kInterleaveBytes = 4096;
 constexpr uint64_t kNodeExtentBytes = 2ull << 20;
 constexpr int kMaxNumaThreads = 1024;
 
+// The node owning byte `off` of the NVM image: every placement's rule in one place, shared by
+// the device model (device.h's nvm_node) and the per-node image files (node_images.h), so the
+// file an address is mapped from is always the node it is charged to. `interleave` is naive's
+// unit: 4 KB pages in one image, 2 MB extents across per-node files (a DAX mapping's unit).
+inline int nvm_node_at(uint64_t off, Placement p, int nodes, uint64_t node_span, uint64_t interleave) {
+  switch (p) {
+    case Placement::Local: return 0;
+    case Placement::Remote: return 1;
+    case Placement::Naive: return int(off / interleave % uint64_t(nodes));
+    case Placement::LocalWrite:
+    case Placement::SoftPartition: return int(off / kNodeExtentBytes % uint64_t(nodes));
+    default: return int(off / node_span);  // stripe
+  }
+}
+
 // Thread-to-node binding of the placements that split threads over nodes (Figure 30): `even`
 // puts thread t on node t mod k (T/k per node); `group` fills node 0 with `per_node` threads
 // before node 1, and so on. local and remote put every thread on node 0.
@@ -57,8 +72,9 @@ int real_node(int node);  // -1: virtual (or none set)
 // leaves it where it is. Throws std::runtime_error naming the node when the kernel refuses.
 void place_on_node(void* p, uint64_t len, int node);
 // The NVM image's pages on the real nodes the placement names: node spans (stripe, per-node
-// pools), node 0 or 1 (local, remote), interleaved (naive). Nothing for virtual nodes.
-void place_image(char* base, uint64_t size);
+// pools), node 0 or 1 (local, remote), interleaved (naive). Nothing for virtual nodes, nor for
+// per-node image files on persistent memory (`on_pmem`: each file's device is its node).
+void place_image(char* base, uint64_t size, bool on_pmem = false);
 
 // DRAM owned by nodes: `regions` consecutive slices of `region_bytes` from `base`, slice r on
 // worker r's node (Zen's Met-Cache regions). Only consulted under per-node placements; memory

@@ -124,13 +124,29 @@ ImageLock::~ImageLock() {
 }
 
 NvmImage::NvmImage(const DeviceOptions& o)
-    : path_(o.path), lock_(o.path), profile_(o.profile), writers_(o.writer_threads) {
+    : path_(o.node_paths.empty() ? o.path : o.node_paths[0]), profile_(o.profile), writers_(o.writer_threads) {
   if (o.numa_nodes < 1) throw DeviceError("numa nodes must be >= 1");
   if (o.layout.size() >= sizeof(ImageHeader::layout))
     throw DeviceError("layout description too long");
+  if (o.node_paths.size() > 1) nodes_paths_ = o.node_paths;
+  if (!nodes_paths_.empty() && int(nodes_paths_.size()) != o.numa_nodes)
+    throw DeviceError(std::to_string(nodes_paths_.size()) + " NVM image files for " + std::to_string(o.numa_nodes) + " NUMA nodes");
+  for (const std::string& p : paths()) locks_.push_back(std::make_unique<ImageLock>(p));
   size_t mapped = 0;
   int pm = 0;
-  if (o.reopen) {
+  // Throws, unmapping a single file first (per-node files unmap with nodes_).
+  auto fail = [&](const std::string& why) {
+    if (!nodes_) pmem_unmap(base_, size_);
+    throw DeviceError(why);
+  };
+  if (nodes_paths_.size() > 1) {
+    if (!o.reopen && o.size < kHeaderBytes + kRegionAlign)
+      throw DeviceError("--nvm-size " + std::to_string(o.size) + " is too small");
+    nodes_ = std::make_unique<NodeImages>(nodes_paths_, o.size, o.reopen, o.placement);
+    base_ = nodes_->base();
+    size_ = nodes_->size();
+    pm = nodes_->is_pmem();
+  } else if (o.reopen) {
     struct stat st {};
     if (stat(path_.c_str(), &st) != 0)
       throw DeviceError("no NVM image at --nvm-path " + path_ + ": " + strerror(errno));
@@ -141,35 +157,8 @@ NvmImage::NvmImage(const DeviceOptions& o)
     if (!p) throw DeviceError("cannot map NVM image " + path_ + ": " + pmem_errormsg());
     base_ = static_cast<char*>(p);
     size_ = mapped;
-    ImageHeader* h = header(base_);
-    if (memcmp(h->magic, kMagic, sizeof kMagic) != 0) {
-      pmem_unmap(base_, size_);
-      throw DeviceError("file " + path_ + " is not an nvtestbed NVM image (bad magic)");
-    }
-    if (h->layout_version != kLayoutVersion) {
-      uint32_t v = h->layout_version;
-      pmem_unmap(base_, size_);
-      throw DeviceError("NVM image " + path_ + " has layout version " + std::to_string(v) +
-                        ", this build reads version " + std::to_string(kLayoutVersion));
-    }
-    if (h->image_size != size_) {
-      uint64_t want = h->image_size;
-      pmem_unmap(base_, size_);
-      throw DeviceError("NVM image " + path_ + " is " + std::to_string(size_) +
-                        " bytes but its header says " + std::to_string(want) +
-                        " (truncated or corrupted)");
-    }
-    std::string layout(h->layout, strnlen(h->layout, sizeof h->layout));
-    if (layout != o.layout) {
-      pmem_unmap(base_, size_);
-      throw DeviceError("NVM image " + path_ + " holds another layout:\n  image: " + layout +
-                        "\n  this run: " + o.layout);
-    }
-    if (h->nregions > kMaxRegions || h->next_free > size_) {
-      pmem_unmap(base_, size_);
-      throw DeviceError("NVM image " + path_ + " has a corrupted region directory");
-    }
-    reopened_ = true;
+    if (memcmp(base_, "NVTBNODE", 8) == 0)
+      fail("file " + path_ + " is one NUMA node's file of a per-node NVM image: pass every node's file in --nvm-path (a list or a {node} pattern)");
   } else {
     if (o.size < kHeaderBytes + kRegionAlign)
       throw DeviceError("--nvm-size " + std::to_string(o.size) + " is too small");
@@ -186,6 +175,24 @@ NvmImage::NvmImage(const DeviceOptions& o)
     }
     base_ = static_cast<char*>(p);
     size_ = mapped;
+  }
+  if (o.reopen) {
+    ImageHeader* h = header(base_);
+    if (memcmp(h->magic, kMagic, sizeof kMagic) != 0)
+      fail("file " + path_ + " is not an nvtestbed NVM image (bad magic)");
+    if (h->layout_version != kLayoutVersion)
+      fail("NVM image " + path_ + " has layout version " + std::to_string(h->layout_version) +
+           ", this build reads version " + std::to_string(kLayoutVersion));
+    if (h->image_size != size_)
+      fail("NVM image " + path_ + " is " + std::to_string(size_) + " bytes but its header says " +
+           std::to_string(h->image_size) + " (truncated or corrupted)");
+    std::string layout(h->layout, strnlen(h->layout, sizeof h->layout));
+    if (layout != o.layout)
+      fail("NVM image " + path_ + " holds another layout:\n  image: " + layout + "\n  this run: " + o.layout);
+    if (h->nregions > kMaxRegions || h->next_free > size_)
+      fail("NVM image " + path_ + " has a corrupted region directory");
+    reopened_ = true;
+  } else {
     ImageHeader* h = header(base_);
     memset(h, 0, sizeof *h);
     h->layout_version = kLayoutVersion;
@@ -200,6 +207,7 @@ NvmImage::NvmImage(const DeviceOptions& o)
   if (o.power_fail) {
     power_fail_ = std::make_unique<PowerFail>(base_, size_, path_,
                                               o.profile.domain == PersistDomain::EADR, o.crash);
+    if (nodes_) power_fail_->set_write_back([n = nodes_.get()](const char* shadow) { n->write_persistent(shadow); });
     g_power_fail = power_fail_.get();
   }
   // Fault every page in now: first-touch page faults inside the measured phase would be a cost
@@ -209,13 +217,15 @@ NvmImage::NvmImage(const DeviceOptions& o)
 #endif
   g_model.base = base_;
   g_model.end = base_ + size_;
-  set_numa_layout(Placement::Stripe, o.numa_nodes, {});  // a run's placement comes after (driver)
-  g_model.node_span = (size_ + o.numa_nodes - 1) / o.numa_nodes;
+  set_numa_layout(o.placement, o.numa_nodes, {});  // the threads' nodes come after (driver)
+  g_model.node_span = nodes_ ? nodes_->node_span() : (size_ + o.numa_nodes - 1) / o.numa_nodes;
+  g_model.nvm_interleave = nodes_ ? NodeImages::interleave() : kInterleaveBytes;
   calibrate();
   apply_profile();
 }
 
 void NvmImage::publish() {
+  if (nodes_) nodes_->publish();
   if (creating_.empty()) return;
   if (rename(creating_.c_str(), path_.c_str()) != 0)
     throw DeviceError("cannot move the new NVM image to " + path_ + ": " + strerror(errno));
@@ -226,8 +236,10 @@ NvmImage::~NvmImage() {
   if (!creating_.empty()) unlink(creating_.c_str());
   g_power_fail = nullptr;
   power_fail_.reset();
-  if (base_) pmem_unmap(base_, size_);
+  if (base_ && !nodes_) pmem_unmap(base_, size_);
+  nodes_.reset();
   g_model.base = g_model.end = nullptr;
+  g_model.nvm_interleave = kInterleaveBytes;
   set_numa_layout(Placement::Stripe, 1, {});  // a later image or test starts from one node
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "storage/device/cost_profile.h"
+#include "storage/device/node_images.h"
 #include "storage/device/power_fail.h"
 
 namespace nvt::dev {
@@ -28,7 +29,9 @@ struct Region {
 };
 
 struct DeviceOptions {
-  std::string path;
+  std::string path;            // the image file, or node 0's file when node_paths is given
+  std::vector<std::string> node_paths;  // one file per NUMA node (node_images.h); empty: one file
+  Placement placement = Placement::Stripe;  // the run's; lays out the per-node files
   uint64_t size = 0;           // bytes; ignored when reopening
   bool reopen = false;         // restart: the image must exist and carry `layout`
   std::string layout;          // engine + schema description; must match on reopen
@@ -79,6 +82,8 @@ class NvmImage {
   bool is_pmem() const { return is_pmem_; }
   bool reopened() const { return reopened_; }
   const std::string& path() const { return path_; }
+  // Every file behind the image: one, or one per NUMA node.
+  std::vector<std::string> paths() const { return nodes_paths_.empty() ? std::vector<std::string>{path_} : nodes_paths_; }
   uint64_t size() const { return size_; }
   uint64_t used() const;
   uint64_t used(RegionKind kind) const;
@@ -98,7 +103,9 @@ class NvmImage {
   void apply_profile();
 
   std::string path_;
-  ImageLock lock_;        // taken before anything touches the image; released last
+  std::vector<std::unique_ptr<ImageLock>> locks_;  // taken before anything touches the image; released last
+  std::vector<std::string> nodes_paths_;
+  std::unique_ptr<NodeImages> nodes_;  // the per-node files, when there are several
   std::string creating_;  // the file being built until publish()
   char* base_ = nullptr;
   uint64_t size_ = 0;

@@ -188,7 +188,10 @@ void PowerFail::crash(const std::string& why) {
       }
   }
   msync(shadow_, size_, MS_SYNC);
-  if (rename(shadow_path_.c_str(), path_.c_str()) != 0) {
+  if (write_back_) {
+    write_back_(shadow_);
+    unlink(shadow_path_.c_str());
+  } else if (rename(shadow_path_.c_str(), path_.c_str()) != 0) {
     perror("power-failure mode: rename");
     _exit(1);
   }

@@ -9,6 +9,7 @@
 // have left.
 #pragma once
 #include <atomic>
+#include <functional>
 #include <cstdint>
 #include <mutex>
 #include <shared_mutex>
@@ -46,12 +47,16 @@ class PowerFail {
   // A write the device itself makes durable at once (image header, region directory).
   void persist_now(const void* p, size_t len);
   [[noreturn]] void crash(const std::string& why);
+  // Images kept in several files (node_images.h): at the crash the persistent content is
+  // written into them by `f` instead of renaming the one shadow file over the image.
+  void set_write_back(std::function<void(const char* shadow)> f) { write_back_ = std::move(f); }
   uint64_t fences() const { return fences_.load(); }
 
  private:
   char* base_;
   uint64_t size_;
   std::string path_, shadow_path_;
+  std::function<void(const char*)> write_back_;
   char* shadow_ = nullptr;
   bool eadr_;
   CrashSpec spec_;

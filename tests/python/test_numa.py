@@ -76,3 +76,32 @@ def test_the_numa_specs_are_no_longer_pending(rundb):
     for spec in ["numa_overall", "numa_local_write", "numa_scalability", "numa_binding", "numa_tpcc", "zen_numa"]:
         i = next(i for i, l in enumerate(lines) if l.startswith(spec + ":"))
         assert " 0 pending" in lines[i + 1], lines[i:i + 3]
+
+
+def test_one_nvm_file_per_node_survives_a_power_failure(rundb, tmp_path):
+    """--nvm-path as a {node} pattern: one image file per node; a simulated power failure
+    writes each node's persistent bytes into its own file, and a fresh process recovers every
+    acknowledged commit from them."""
+    nodes = ["--numa-nodes", "2", "--numa-policy", "naive", "--nvm-path", str(tmp_path / "pmem{node}.img")]
+    crash = subprocess.run([str(rundb), "--rows", "20000", "--threads", "2", "--warmup", "0", "--duration", "5",
+                            *nodes, "--power-fail", "--crash-at", "time:400", "--ack-file", str(tmp_path / "ack")],
+                           capture_output=True, text=True, timeout=120)
+    assert crash.returncode == 86, crash.stderr
+    assert sorted(p.name for p in tmp_path.glob("pmem*.img")) == ["pmem0.img", "pmem1.img"]
+    rec = subprocess.run([str(rundb), "--rows", "20000", "--threads", "2", *nodes, "--recover",
+                          "--verify-ack", str(tmp_path / "ack")], capture_output=True, text=True, timeout=120)
+    assert rec.returncode == 0, rec.stderr
+    out = json.loads(rec.stdout)
+    assert out["host"]["nvm"]["files"] == [str(tmp_path / "pmem0.img"), str(tmp_path / "pmem1.img")]
+    assert out["invariants"]["violations"] == 0
+
+
+@pytest.mark.parametrize("path, says", [
+    ("{d}/a,{d}/b,{d}/c", "--nvm-path lists 3 NVM image files and the run has 2 NUMA nodes"),
+    ("{d}/a,{d}/a", "names {d}/a twice"),
+])
+def test_a_file_list_that_does_not_fit_the_nodes_exits_2(rundb, tmp_path, path, says):
+    proc = subprocess.run([str(rundb), *TINY, "--numa-nodes", "2", "--numa-policy", "naive",
+                           "--nvm-path", path.format(d=tmp_path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert says.format(d=tmp_path) in proc.stderr

@@ -48,6 +48,19 @@ struct EngineOptions {
   double lrt_alpha = 0.95;           // share of a Met-Cache region
   double lrt_beta = 0.05;            // share of the NVM page pool
   uint64_t lrt_gamma = 0;            // tuples; 0 = the paper's 16 M scaled by the database
+  // NVCaracal (storage/engines/nvcaracal/): the epoch, the persistent row, the switches, and
+  // what the benchmark declares per transaction (the transient pool and input log are sized
+  // from them).
+  uint64_t nvc_epoch_txns = 100000;
+  uint32_t nvc_row_bytes = 256;
+  bool nvc_minor_gc = true;
+  bool nvc_cached_versions = true;
+  bool nvc_input_log = true;
+  std::string nvc_design = "nvcaracal";
+  uint64_t nvc_cache_epochs = 20;    // K: a cached version unused for K epochs is evicted
+  uint64_t nvc_txn_writes = 16;      // most declared writes of one transaction
+  uint64_t nvc_write_value_bytes = 1024;  // largest value written
+  uint64_t nvc_txn_input_words = 64; // most input words of one transaction
 };
 
 struct EngineEnv {
@@ -60,6 +73,10 @@ struct EngineEnv {
 // chains) declare `static constexpr bool kNvMvcc = true`; every other engine refuses them.
 template <class C>
 inline constexpr bool needs_nvmvcc = requires { C::kNvMvcc; };
+// Caracal's deterministic method (`caracal`) is the nvcaracal engine's own epoch protocol: it
+// declares `kCaracal`, and every other engine refuses it.
+template <class C>
+inline constexpr bool needs_caracal = requires { C::kCaracal; };
 
 // An engine that offers inserts, deletes and ordered scans (insert, undo_insert, scan_keys behind
 // TxnManager::insert/remove/scan; `visible` is optional: nvmvcc's snapshots decide visibility in

@@ -38,6 +38,14 @@ struct Options {
   double lrt_alpha = 0.95;
   double lrt_beta = 0.05;
   uint64_t lrt_gamma = 0;      // 0 = 16M scaled by the table size (rows / 2^28)
+  // NVCaracal (storage/engines/nvcaracal/)
+  uint64_t epoch_txns = 100000;
+  uint32_t persistent_row_bytes = 256;
+  bool minor_gc = true;
+  bool cached_versions = true;
+  bool input_log = true;
+  std::string caracal_design = "nvcaracal";
+  uint64_t cache_epochs = 20;
   // Recovery and verification
   bool recover = false;
   int recovery_threads = 0;    // 0 = --threads

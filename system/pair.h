@@ -14,10 +14,12 @@
 #include "concurrency_control/mvcc.h"
 #include "concurrency_control/hekaton.h"
 #include "concurrency_control/cicada.h"
+#include "concurrency_control/caracal.h"
 #include "storage/engines/mmdb/mmdb.h"
 #include "storage/engines/zen/zen.h"
 #include "storage/engines/nvmvcc/nvmvcc.h"
 #include "storage/engines/wbl/wbl.h"
+#include "storage/engines/nvcaracal/nvcaracal.h"
 
 #define NVT_STR2(x) #x
 #define NVT_STR(x) NVT_STR2(x)
@@ -39,11 +41,13 @@ using cc_pgsi = cc::Pgsi;  // nvmvcc only
 using cc_mvcc = cc::Mvcc;
 using cc_hekaton = cc::Hekaton;
 using cc_cicada = cc::Cicada;
+using cc_caracal = cc::Caracal;  // nvcaracal only
 // One template per ENGINE=...
 template <class CC> using engine_mmdb = mmdb::Mmdb<CC>;
 template <class CC> using engine_zen = zen::Zen<CC>;
 template <class CC> using engine_nvmvcc = nvmvcc::NvMvcc<CC>;
 template <class CC> using engine_wbl = wbl::Wbl<CC>;
+template <class CC> using engine_nvcaracal = nvc::NvCaracal<CC>;
 
 using CC = NVT_CAT(cc_, CC_ALG);
 using Engine = NVT_CAT(engine_, ENGINE)<CC>;

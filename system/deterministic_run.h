@@ -1,0 +1,195 @@
+// rundb's run of a deterministic engine (ENGINE=nvcaracal): the device and engine set up as
+// driver.h's run_pair does, then the load (or recovery and the crashed epoch's replay) and
+// the epochs of system/epoch_driver.h, reported in the same JSON fields where they mean the
+// same thing (results.committed, throughput_tps, latency_us, per_txn, memory_bytes) and in
+// results.engine for what only epochs have.
+#pragma once
+#include <chrono>
+
+#include <nlohmann/json.hpp>
+
+#include "system/driver.h"
+#include "system/epoch_driver.h"
+
+namespace nvt {
+
+// A benchmark that can run deterministically declares its write sets (det_write_set).
+template <class Bench>
+concept DeterministicBench = requires(const Bench& b, const uint64_t* in) {
+  b.det_input_words();
+  b.det_txn_writes();
+  b.det_value_bytes();
+};
+
+template <class Engine, class Bench>
+nlohmann::json run_deterministic(const RunContext& ctx) {
+  using clk = std::chrono::steady_clock;
+  const Options& o = ctx.o;
+  Bench bench(o);
+  auto tables = bench.tables();
+  uint64_t db_bytes = bench.database_bytes();
+  EngineOptions eo;
+  eo.threads = o.threads;
+  eo.nvc_epoch_txns = o.epoch_txns;
+  eo.nvc_row_bytes = o.persistent_row_bytes;
+  eo.nvc_minor_gc = o.minor_gc;
+  eo.nvc_cached_versions = o.cached_versions;
+  eo.nvc_input_log = o.input_log;
+  eo.nvc_design = o.caracal_design;
+  eo.nvc_cache_epochs = o.cache_epochs;
+  eo.nvc_txn_writes = bench.det_txn_writes();
+  eo.nvc_write_value_bytes = bench.det_value_bytes();
+  eo.nvc_txn_input_words = bench.det_input_words();
+  uint64_t dram_budget = o.dram_size ? o.dram_size : uint64_t(double(db_bytes) / o.p_ratio);
+  if constexpr (requires { Bench::kSmallTuples; })
+    if (!o.dram_size) dram_budget += side_dram_bytes<Engine>(tables, eo);
+  dev::NvmImage nvm(device_options(o, std::string("engine=") + Engine::name + " threads=" + std::to_string(o.threads) + " " +
+                                          bench.layout(), Engine::nvm_bytes(tables, eo)));
+  dev::DramBudget dram(dram_budget);
+  EngineEnv env{nvm, dram, eo};
+  Engine eng(env, tables);
+  nvm.publish();
+  const double tsc_ghz = nvm.host().tsc_ghz;
+
+  nlohmann::json out;
+  nlohmann::json config = o.to_json();
+  config["engine"] = ctx.engine;
+  config["cc"] = ctx.cc;
+  config["device_model"] = DEVICE_MODEL;
+  config["nvm_size"] = nvm.size();
+  config["dram_size"] = dram_budget;
+  config["database_bytes"] = db_bytes;
+  config["recoverable"] = eng.recoverable();
+  out["config"] = config;
+  out["host"] = host_json(nvm);
+  EpochRunner<Engine, Bench> runner(eng, bench, o.threads, o.epoch_txns, o.seed);
+  runner.set_tsc_per_ns(tsc_ghz);
+
+  if (o.recover) {
+    // Pools back to the last committed epoch, rows scanned (index rebuilt), the crashed
+    // epoch's versions reverted, then its logged inputs replayed (Figure 11's steps).
+    dev::Counters c0 = dev::my_counters(), p0 = dev::published();
+    RecoveryReport rep;
+    auto st = eng.recover_state(o.recovery_threads, rep);
+    std::vector<std::vector<uint64_t>> logged(size_t(o.threads));
+    bool replay = eng.input_logging() && st.logged == st.committed + 1;
+    uint64_t replayed = 0;
+    if (replay)
+      for (int t = 0; t < o.threads; t++) {
+        eng.read_log(t, st.logged, logged[size_t(t)]);
+        for (size_t p = 0; p < logged[size_t(t)].size(); p += 2 + logged[size_t(t)][p + 1]) replayed++;
+      }
+    rep.lap("load_inputs");
+    if (replay) {
+      runner.replay_from([&](int t, uint64_t, std::vector<uint64_t>& v) {
+        v = logged[size_t(t)];
+        return true;
+      });
+      runner.set_execute_point("nvcaracal.replay");
+      int calls = 0;
+      runner.run(st.committed + 1, [&](uint64_t, uint64_t) {
+        return calls++ == 0 ? EpochRunner<Engine, Bench>::Next::Warmup : EpochRunner<Engine, Bench>::Next::Stop;
+      });
+    }
+    rep.lap("replay");
+    rep.replayed = replayed;
+    dev::pay_debt();
+    dev::Counters rc = (dev::my_counters() - c0);
+    rc += dev::published() - p0;
+    nlohmann::json r = recovery_json(rep, rc, o.recovery_threads, tsc_ghz);
+    r["committed_epoch"] = st.committed;
+    r["replayed_epoch"] = replay ? st.logged : 0;
+    r["reverted_rows"] = st.reverted;
+    r["recoverable"] = eng.recoverable();
+    r["state_checksum"] = eng.state_checksum();
+    out["recovery"] = r;
+    out["invariants"] = eng.check();
+    if constexpr (requires { bench.check(eng); }) out[Bench::kCheckName] = bench.check(eng);
+    out["results"] = {{"memory_bytes", {{"dram", dram.used()}, {"nvm", nvm.used()}}}};
+    return out;
+  }
+
+  auto l0 = clk::now();
+  if constexpr (requires { bench.det_load(eng, o.threads); }) bench.det_load(eng, o.threads);
+  else bench.load(eng, o.threads);
+  eng.after_load();
+  out["load_s"] = std::chrono::duration<double>(clk::now() - l0).count();
+
+  // Warm-up epochs until --warmup passed, then measured epochs until --duration passed (or
+  // --txns per thread committed); each decision taken at an epoch commit.
+  using Next = typename EpochRunner<Engine, Bench>::Next;
+  uint64_t start = __rdtsc(), m0 = 0, m1 = 0, measured_epochs = 0, first_measured = 0;
+  bool measuring = false;
+  auto t0 = eng.totals(), t1 = t0;
+  set_interruptible(true);
+  auto secs = [&](uint64_t a, uint64_t b) { return double(b - a) / (tsc_ghz * 1e9); };
+  runner.run(1, [&](uint64_t e, uint64_t now) {
+    if (measuring) {
+      measured_epochs++;
+      m1 = now;
+      t1 = eng.totals();
+      uint64_t done = 0;
+      for (auto& c : runner.cores()) done += c.committed + c.aborted;
+      bool enough = o.txns ? done >= o.txns * uint64_t(o.threads) : secs(m0, now) >= o.duration_s;
+      return enough || interrupt_signal() ? Next::Stop : Next::Measure;
+    }
+    if (interrupt_signal()) return Next::Stop;
+    if (secs(start, now) < o.warmup_s) return Next::Warmup;
+    measuring = true;
+    m0 = m1 = now;
+    first_measured = e + 1;
+    t0 = t1 = eng.totals();
+    return Next::Measure;
+  });
+  double measured_s = secs(m0, m1);
+  uint64_t committed = 0, aborted = 0;
+  LatencyHistogram lat;
+  dev::Counters dc;
+  for (auto& c : runner.cores()) {
+    committed += c.committed;
+    aborted += c.aborted;
+    lat.merge(c.latency);
+    if (c.measuring) dc += c.dev_end - c.dev_start;
+  }
+  uint64_t total = committed + aborted;  // user aborts are completed transactions too
+  double per = total ? 1.0 / double(total) : 0.0;
+  auto d = t1 - t0;
+  double ep = measured_epochs ? 1.0 / double(measured_epochs) : 0.0;
+  nlohmann::json engine = eng.stats();
+  engine["design"] = o.caracal_design;
+  engine["recoverable"] = eng.recoverable();
+  engine["epoch_txns"] = o.epoch_txns;
+  engine["epochs"] = measured_epochs;
+  engine["first_measured_epoch"] = first_measured;
+  engine["versions_written"] = d.versions_written;
+  engine["final_writes"] = d.final_writes;
+  // Updates that never reached NVM: every version but a row's final one of the epoch.
+  engine["transient_update_share"] = d.versions_written ? 1.0 - double(d.final_writes) / double(d.versions_written) : 0.0;
+  engine["nvm_writes_per_epoch"] = {{"rows", double(d.final_writes) * ep}, {"bytes", double(dc.nvm_write_bytes) * ep}};
+  engine["gc"] = {{"minor", d.minor_gc}, {"major", d.major_gc}};
+  engine["cache"] = {{"hits", d.cache_hits}, {"evicted", d.evicted}, {"full", d.cache_full}};
+  engine["pending_waits"] = d.waits;
+  engine["ignored_versions"] = d.ignored;
+  nlohmann::json res = {
+      {"measured_s", measured_s},
+      {"committed", committed},
+      {"aborted", aborted},
+      {"throughput_tps", measured_s > 0 ? double(committed) / measured_s : 0.0},
+      {"abort_rate", total ? double(aborted) / double(total) : 0.0},
+      {"aborts_by_cause", {{"user", aborted}}},
+      {"retried", 0},
+      {"retry_rate", 0.0},
+      {"latency_us", latency_json(lat)},
+      {"per_txn", per_txn_json(dc, per, tsc_ghz)},
+      {"cache_hit_rate", d.accesses ? double(d.cache_hits) / double(d.accesses) : 0.0},
+      {"memory_bytes", memory_json(dram, nvm)},
+      {"engine", engine}};
+  res["engine"]["last_epoch"] = first_measured ? first_measured + measured_epochs - 1 : 0;
+  res["engine"]["state_checksum"] = eng.state_checksum();
+  out["results"] = res;
+  out["interrupted"] = interrupt_signal() != 0;
+  if constexpr (requires { bench.check(eng); }) out[Bench::kCheckName] = bench.check(eng);
+  return out;
+}
+
+}  // namespace nvt

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# NVCaracal's end-to-end and crash tests (run by `make nvcaracal`; not in e2e/crash until the
+# engine joins ENGINES). Determinism makes the check exact: a run of k epochs from the same
+# seed gives one database (results.engine.state_checksum), so after a power failure at a named
+# point of epoch k and --recover, the database must be exactly the k-epoch one (the crashed
+# epoch replayed from its logged inputs) or, when the crash came before the epoch's inputs were
+# durable, the (k-1)-epoch one. Then each injected fault must be caught within a few rounds.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+R=build/nvcaracal-caracal/rundb
+[[ -x $R ]] || { echo "build it first: make ENGINE=nvcaracal CC_ALG=caracal" >&2; exit 1; }
+TMP=$(mktemp -d /dev/shm/nvt-nvc.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+IMG=$TMP/nvc.img
+fail() { echo "FAIL: $*" >&2; exit 1; }
+json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {'d': d}))" "$@"; }
+# 1000 transactions per epoch, 2 threads x 2000 = 4 epochs; hot rows make versions wait.
+BASE0=(--rows 20000 --requests 10 --read-ratio 0.2 --update-bytes 100 --hot-requests 4
+       --warmup 0 --dram-size 200M --nvm-path "$IMG")
+BASE=("${BASE0[@]}" --epoch-txns 1000)
+
+B2=("${BASE[@]}" --threads 2)
+
+echo "== nvcaracal: smoke and reference states"
+declare -A STATE
+for k in 1 2 3 4; do
+  $R "${B2[@]}" --txns $((k * 500)) --out "$TMP/ref$k.json" >/dev/null 2>"$TMP/err" || { cat "$TMP/err"; fail "run of $k epochs"; }
+  [[ $(json "$TMP/ref$k.json" "d['results']['engine']['last_epoch']") == "$k" ]] || fail "a run of --txns $((k * 500)) ran other than $k epochs"
+  STATE[$k]=$(json "$TMP/ref$k.json" "d['results']['engine']['state_checksum']")
+done
+json "$TMP/ref4.json" "d['results']['committed'] == 4000 and d['results']['throughput_tps'] > 0 and 0 < d['results']['engine']['transient_update_share'] < 1" | grep -qx True \
+  || fail "results of a 4-epoch run: $(json "$TMP/ref4.json" "d['results']")"
+# The same inputs on 1 and 3 threads: the same database.
+for t in 1 3; do
+  $R "${BASE[@]}" --threads $t --txns $((4000 / t + (4000 % t > 0))) --out "$TMP/t$t.json" >/dev/null 2>&1 || fail "run on $t threads"
+  # (3 threads: --txns 1334 per thread = 4002 transactions, 5 epochs: compare with a 5-epoch run)
+done
+[[ $(json "$TMP/t1.json" "d['results']['engine']['state_checksum']") == "${STATE[4]}" ]] || fail "1 thread: another database than 2 threads"
+$R "${B2[@]}" --txns 2500 --out "$TMP/ref5.json" >/dev/null 2>&1
+[[ $(json "$TMP/t3.json" "d['results']['engine']['state_checksum']") == $(json "$TMP/ref5.json" "d['results']['engine']['state_checksum']") ]] \
+  || fail "3 threads: another database than 2 threads"
+echo "  4 epochs on 1, 2 and 3 threads: one database"
+
+echo "== nvcaracal: bad input"
+expect_error() {  # rc, text, flags...
+  local rc=$1 text=$2; shift 2
+  set +e; $R "${BASE0[@]}" --threads 2 --txns 10 "$@" >/dev/null 2>"$TMP/err"; local got=$?; set -e
+  [[ $got == "$rc" ]] && grep -q -- "$text" "$TMP/err" || { cat "$TMP/err"; fail "$* gave rc $got, wanted $rc naming '$text'"; }
+}
+expect_error 2 "--epoch-txns" --epoch-txns 0
+expect_error 2 "two versions" --persistent-row-bytes 64
+expect_error 2 "multiple of 64" --persistent-row-bytes 200
+expect_error 1 "--epoch-txns" --epoch-txns 1000000
+expect_error 1 "does not declare its write sets" --workload tpcc
+echo "  epoch size 0, an epoch over the DRAM budget, rows too small for two versions: clear errors"
+
+echo "== nvcaracal: crash at named points, recover, compare"
+crash_recover() {  # point, expected epoch(s) ...
+  local point=$1; shift
+  set +e; $R "${B2[@]}" --txns 2000 --power-fail --evict-prob 0.3 --crash-at "point:$point" >/dev/null 2>"$TMP/err"; local rc=$?; set -e
+  [[ $rc == 86 ]] || { cat "$TMP/err"; fail "no crash at $point (rc $rc)"; }
+  $R "${B2[@]}" --txns 2000 --recover --out "$TMP/rec.json" >/dev/null 2>"$TMP/err" || { cat "$TMP/err"; fail "recovery after $point"; }
+  local got; got=$(json "$TMP/rec.json" "d['recovery']['state_checksum']")
+  for k in "$@"; do [[ $got == "${STATE[$k]}" ]] && { echo "  $point: recovered the $k-epoch database ($(json "$TMP/rec.json" "d['recovery']['steps_s']"))"; return; }; done
+  fail "after a crash at $point the database is none of epochs $*: $(json "$TMP/rec.json" "d['recovery']")"
+}
+for p in nvcaracal.logged:3 nvcaracal.execute:3 nvcaracal.before_epoch_commit:3 nvcaracal.epoch_commit:3 nvcaracal.epoch_commit:4; do
+  crash_recover "$p" "${p##*:}"
+done
+# A power failure during recovery's replay, then recovery again.
+set +e; $R "${B2[@]}" --txns 2000 --power-fail --crash-at point:nvcaracal.execute:4 >/dev/null 2>&1
+$R "${B2[@]}" --txns 2000 --recover --power-fail --evict-prob 0.3 --crash-at point:nvcaracal.replay >/dev/null 2>&1; rc=$?; set -e
+[[ $rc == 86 ]] || fail "no crash during the replay (rc $rc)"
+$R "${B2[@]}" --txns 2000 --recover --out "$TMP/rec.json" >/dev/null 2>&1 || fail "recovery after a crash in the replay"
+[[ $(json "$TMP/rec.json" "d['recovery']['state_checksum']") == "${STATE[4]}" ]] || fail "crash in the replay: not the 4-epoch database"
+echo "  nvcaracal.replay (crash in recovery, recovered again): the 4-epoch database"
+# Power failures at fences after the load (one per loaded row: 20 000), in the epochs: the
+# database is always one of the epochs' databases.
+for seed in 1 2 3 4 5 6; do
+  set +e; $R "${B2[@]}" --txns 2000 --seed 1 --power-fail --evict-prob 0.3 --crash-at "fence:$((20000 + seed * 7))" >/dev/null 2>&1; rc=$?; set -e
+  [[ $rc == 86 || $rc == 0 ]] || fail "fence crash rc $rc"
+  $R "${B2[@]}" --txns 2000 --recover --out "$TMP/rec.json" >/dev/null 2>&1 || fail "recovery after fence $((20000 + seed * 7))"
+  got=$(json "$TMP/rec.json" "d['recovery']['state_checksum']"); ok=0
+  for k in 1 2 3 4; do [[ $got == "${STATE[$k]}" ]] && ok=1; done
+  [[ $ok == 1 ]] || fail "crash at fence $((20000 + seed * 7)): the database is no epoch's ($(json "$TMP/rec.json" "d['recovery']"))"
+done
+echo "  6 crashes at fences: each recovered an epoch's database"
+
+echo "== nvcaracal: injected faults are caught"
+caught() {  # fault, point (crashed in epochs 1-4 in turn: the coin tosses of the crash are seeded)
+  for round in 1 2 3 4 5 6 7 8; do
+    local k=$(((round - 1) % 4 + 1))
+    set +e; $R "${B2[@]}" --txns 2000 --fault "$1" --power-fail --evict-prob 0.3 --crash-at "point:$2:$k" >/dev/null 2>&1
+    $R "${B2[@]}" --txns 2000 --recover --out "$TMP/rec.json" >/dev/null 2>&1; rc=$?; set -e
+    if [[ $rc != 0 || $(json "$TMP/rec.json" "d['recovery']['state_checksum']") != "${STATE[$k]}" ]]; then
+      echo "  $1: caught in round $round"; return
+    fi
+  done
+  fail "fault $1 not caught in 8 rounds"
+}
+caught skip-epoch-fence nvcaracal.epoch_commit
+caught wrong-parity nvcaracal.execute
+echo "nvcaracal: all passed"

@@ -189,6 +189,7 @@ nlohmann::json run_deterministic(const RunContext& ctx) {
   out["results"] = res;
   out["interrupted"] = interrupt_signal() != 0;
   if constexpr (requires { bench.check(eng); }) out[Bench::kCheckName] = bench.check(eng);
+  if constexpr (requires { bench.report(); }) out["workload"] = bench.report();
   return out;
 }
 

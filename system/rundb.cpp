@@ -19,6 +19,7 @@ nlohmann::json run_workload(const nvt::RunContext& ctx) {
   if constexpr (requires { Engine::kDeterministic; }) {
     // Epoch-batched deterministic execution: the benchmarks that declare their write sets.
     if (w == "ycsb" || w == "ycsb-a" || w == "ycsb-b" || w == "ycsb-c") return run_deterministic<Engine, Ycsb>(ctx);
+    if (w == "smallbank") return run_deterministic<Engine, Smallbank>(ctx);
     throw std::invalid_argument("--workload " + w + " does not declare its write sets yet, which engine " + ctx.engine +
                                 " (deterministic) needs");
   } else {

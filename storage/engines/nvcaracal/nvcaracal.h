@@ -96,7 +96,30 @@ class NvCaracal {
       if (!geo_.fits_inline(t.schema.tuple_size())) ext_rows += t.capacity;
     }
     // Index, row entries, transient pools: the DRAM the design needs; the cache pool gets what
-    // is left. An epoch whose transient pool cannot fit is refused here.
+    // is left. An epoch whose transient pool cannot fit is refused before anything is taken.
+    uint64_t per_core = transient_bytes_per_core(o), fixed = 0;
+    for (auto& t : tables_) fixed += HashIndex::bytes_for(t.capacity) + t.capacity * sizeof(Row);
+    if (fixed + per_core * uint64_t(threads_) > env.dram.left())
+      throw std::invalid_argument("--epoch-txns " + std::to_string(o.nvc_epoch_txns) + " needs " +
+                                  std::to_string(per_core * uint64_t(threads_) >> 20) + " MiB of transient pool beside " +
+                                  std::to_string(fixed >> 20) + " MiB of index and row entries; the DRAM budget has " +
+                                  std::to_string(env.dram.left() >> 20) + " MiB left (lower --epoch-txns or raise --dram-size)");
+    try {
+      init(env, per_core, rows, ext_rows);
+    } catch (...) {
+      free_rows();
+      throw;
+    }
+  }
+  ~NvCaracal() { free_rows(); }
+
+ private:
+  void free_rows() {
+    for (auto& [r, b] : rows_) env_.dram.free(r, b, "nvcaracal row entries");
+    rows_.clear();
+  }
+  void init(EngineEnv& env, uint64_t per_core, uint64_t rows, uint64_t ext_rows) {
+    const EngineOptions& o = env.opt;
     for (auto& t : tables_) {
       index_.push_back(std::make_unique<HashIndex>(t.capacity, env.dram, "nvcaracal index " + t.name));
       uint64_t bytes = t.capacity * sizeof(Row);
@@ -105,11 +128,6 @@ class NvCaracal {
       rows_.push_back({r, bytes});
       slots_.push_back(std::make_unique<std::atomic<uint64_t>>(0));
     }
-    uint64_t per_core = transient_bytes_per_core(o);
-    if (per_core * uint64_t(threads_) > env.dram.left())
-      throw std::invalid_argument("--epoch-txns " + std::to_string(o.nvc_epoch_txns) + " needs " +
-                                  std::to_string(per_core * uint64_t(threads_) >> 20) + " MiB of transient pool, the DRAM budget has " +
-                                  std::to_string(env.dram.left() >> 20) + " MiB left (lower --epoch-txns or raise --dram-size)");
     th_.resize(size_t(threads_));
     for (int t = 0; t < threads_; t++) {
       th_[size_t(t)].core = t;
@@ -136,9 +154,8 @@ class NvCaracal {
       log_[size_t(t)].attach(lr.base, words);
     }
   }
-  ~NvCaracal() {
-    for (auto& [r, b] : rows_) env_.dram.free(r, b, "nvcaracal row entries");
-  }
+
+ public:
 
   // Sizes, for the driver's image size and tests.
   static uint64_t transient_bytes_per_core(const EngineOptions& o) {
@@ -147,6 +164,13 @@ class NvCaracal {
     // twice over (arrays grow by doubling); plus 1 MiB of slack.
     uint64_t per_write = 2 * ((o.nvc_write_value_bytes + 63) / 64 * 64) + 4 * sizeof(Version) + 64;
     return txns * o.nvc_txn_writes * per_write + (1ull << 20);
+  }
+  // DRAM beside the P share (driver.h's side_dram_bytes): the row entries. The transient pool
+  // is not: it is what the budget must hold for an epoch (--epoch-txns), refused if it cannot.
+  static uint64_t metadata_bytes(const std::vector<TableInfo>& tables, const EngineOptions&) {
+    uint64_t b = 0;
+    for (auto& t : tables) b += t.capacity * sizeof(Row);
+    return b;
   }
   static uint64_t rows_per_core(uint64_t rows, int threads) { return rows / uint64_t(threads) + rows / 8 / uint64_t(threads) + 1024; }
   uint64_t rows_per_core(uint64_t rows) const { return rows_per_core(rows, threads_); }

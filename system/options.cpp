@@ -256,7 +256,7 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   app.add_flag("--minor-gc,!--no-minor-gc", o.minor_gc, "nvcaracal: minor GC of inline versions at the final write (default on; off: major GC only)");
   app.add_flag("--cached-versions,!--no-cached-versions", o.cached_versions, "nvcaracal: cache persistent-row values in DRAM (default on)");
   app.add_flag("--input-log,!--no-input-log", o.input_log, "nvcaracal: log each epoch's transaction inputs in NVM before it runs (default on; off: not recoverable)");
-  app.add_option("--caracal-design", o.caracal_design, "nvcaracal design variant (no-logging and all-dram are not recoverable)")->check(CLI::IsMember({"nvcaracal", "no-logging", "all-dram"}))->capture_default_str();
+  app.add_option("--caracal-design", o.caracal_design, "nvcaracal design variant (Figures 7, 10): nvcaracal; all-nvmm (every version in NVM, no cache); hybrid (every update also persisted to NVM, cache, no input log); no-logging, all-dram (no input log; all-dram with --profile dram). hybrid, no-logging and all-dram are not recoverable")->check(CLI::IsMember({"nvcaracal", "all-nvmm", "hybrid", "no-logging", "all-dram"}))->capture_default_str();
   app.add_option("--cache-epochs", o.cache_epochs, "nvcaracal: a cached version unused for this many epochs is evicted (K)")->check(CLI::Range(uint64_t(1), uint64_t(1000)))->capture_default_str();
   app.add_option("--persist-order", o.persist_order, "Zen: multi-table persist order, table names LP-first, comma separated (default: the benchmark's)");
 

@@ -68,6 +68,8 @@ class NvCaracal {
     std::vector<Row*> gc_now, gc_next;  // rows for major GC in this / the next epoch
     std::vector<std::vector<Row*>> evict_lists;  // by epoch % (K + 2)
     std::vector<char*> retired;         // cached versions replaced this epoch, freed at the next
+    char* heap = nullptr;               // all-nvmm, hybrid: this epoch's versions in NVM
+    uint64_t heap_size = 0, heap_used = 0;
     // Counters (lifetime; the driver takes differences over the measured epochs).
     uint64_t versions_written = 0, final_writes = 0, ignored = 0, waits = 0;
     uint64_t minor_gc = 0, major_gc = 0, evicted = 0, cache_full = 0, cache_hits = 0, nvm_reads = 0;
@@ -149,6 +151,12 @@ class NvCaracal {
         auto vr = env.nvm.region("nvcaracal.values." + s, BlockPool::bytes_for(val_blocks, block_bytes_), dev::RegionKind::Persistent);
         val_pool_[size_t(t)].attach(vr.base, val_blocks, block_bytes_, uint32_t(t), "persistent value pool of core " + s);
       }
+      if (design_ == Design::AllNvmm || design_ == Design::Hybrid) {
+        auto hr = env.nvm.region("nvcaracal.versions." + s, version_heap_bytes(o),
+                                 design_ == Design::Hybrid ? dev::RegionKind::Persistent : dev::RegionKind::Volatile);
+        th_[size_t(t)].heap = hr.base;
+        th_[size_t(t)].heap_size = hr.size;
+      }
       uint64_t words = log_words_per_core(o);
       auto lr = env.nvm.region("nvcaracal.log." + s, InputLog::bytes_for(words), dev::RegionKind::Persistent);
       log_[size_t(t)].attach(lr.base, words);
@@ -178,6 +186,11 @@ class NvCaracal {
     return ext_rows ? (5 * ext_rows / 2) / uint64_t(threads) + 4096 : 0;
   }
   uint64_t values_per_core(uint64_t ext_rows) const { return values_per_core(ext_rows, threads_); }
+  // The NVM version heap of the all-nvmm and hybrid designs: every version of a core's epoch.
+  static uint64_t version_heap_bytes(const EngineOptions& o) {
+    uint64_t txns = (o.nvc_epoch_txns + uint64_t(o.threads) - 1) / uint64_t(o.threads);
+    return txns * o.nvc_txn_writes * ((o.nvc_write_value_bytes + 63) / 64 * 64) + (1ull << 20);
+  }
   static uint64_t log_words_per_core(const EngineOptions& o) {
     return ((o.nvc_epoch_txns + uint64_t(o.threads) - 1) / uint64_t(o.threads)) * (2 + o.nvc_txn_input_words) + 8;
   }
@@ -195,6 +208,8 @@ class NvCaracal {
                    up(InputLog::bytes_for(log_words_per_core(o)));
     uint64_t v = values_per_core(ext, o.threads);
     if (v) per += up(BlockPool::bytes_for(v, block));
+    Design d = parse_design(o.nvc_design);
+    if (d == Design::AllNvmm || d == Design::Hybrid) per += up(version_heap_bytes(o));
     return per * uint64_t(o.threads) + kAlign;
   }
 
@@ -257,6 +272,7 @@ class NvCaracal {
   // Initialization: transient pool reset, replaced cached versions freed, major GC, eviction.
   void init_step(Thread& th) {
     th.transient->reset();
+    th.heap_used = 0;
     th.created.clear();
     for (char* p : th.retired) cache_->free(th.core, p);
     th.retired.clear();
@@ -307,7 +323,11 @@ class NvCaracal {
   }
   const char* read_row(Thread& th, Sid sid, Row& r) {
     th.accesses++;
-    if (r.va_epoch == epoch_ && r.va) return r.va->read_below(sid, &th.waits);
+    if (r.va_epoch == epoch_ && r.va) {
+      const char* v = r.va->read_below(sid, &th.waits);
+      if (design_ == Design::AllNvmm) dev::read(v, r.len);  // every version lives in NVM
+      return v;
+    }
     return read_committed(th, r);
   }
 
@@ -318,13 +338,24 @@ class NvCaracal {
     if (i >= r.va->n || r.va->v[i].sid != sid) throw std::logic_error("write to a row whose write set was not declared");
     return i;
   }
-  char* new_value(Thread& th, uint32_t len) { return th.transient->alloc(len); }
+  // A version's value: the transient pool (DRAM); all-nvmm keeps every version in NVM.
+  char* new_value(Thread& th, uint32_t len) {
+    if (design_ == Design::AllNvmm) return heap_alloc(th, len);
+    return th.transient->alloc(len);
+  }
 
   // The transaction wrote `value` (in the transient pool) as its version: visible at once
   // (Caracal makes writes visible before commit; no abort can follow a write). The final
   // write of the epoch also goes to the cache pool and the persistent row.
   void publish(Thread& th, Row& r, uint32_t i, const char* value) {
     th.versions_written++;
+    if (design_ == Design::AllNvmm) {
+      dev::write(value, r.len);  // written in place in NVM, not flushed (replay recreates it)
+    } else if (design_ == Design::Hybrid && !r.va->is_final(i)) {
+      char* copy = heap_alloc(th, r.len);  // hybrid: every update also persisted to NVM
+      memcpy(copy, value, r.len);
+      dev::flush(copy, r.len);
+    }
     r.va->v[i].store(value);
   }
   void finalize(Thread& th, Row& r, uint32_t i, const char* value) {
@@ -542,6 +573,14 @@ class NvCaracal {
     return r;
   }
 
+  char* heap_alloc(Thread& th, uint32_t len) {
+    uint64_t need = (len + 63) / 64 * 64;
+    if (th.heap_used + need > th.heap_size) throw std::runtime_error("NVM version heap of core " + std::to_string(th.core) + " is full");
+    char* p = th.heap + th.heap_used;
+    th.heap_used += need;
+    return p;
+  }
+
   VersionArray* new_array(Thread& th, uint32_t cap) {
     auto* va = reinterpret_cast<VersionArray*>(th.transient->alloc(VersionArray::bytes_for(cap)));
     va->cap = cap;
@@ -552,6 +591,9 @@ class NvCaracal {
   // The row's value before this epoch: its cached version, else a copy of the persistent row's
   // checkpointed version in the transient pool (the final write may reuse that slot later).
   const char* initial_value(Thread& th, Row& r) {
+    // all-nvmm: the persistent row's checkpointed version itself (a final write goes to the
+    // other slot or a new block, so it stays intact through the epoch).
+    if (design_ == Design::AllNvmm) return committed_value(th, r);
     if (char* c = r.cached.load(std::memory_order_acquire)) {
       th.cache_hits++;
       return c;

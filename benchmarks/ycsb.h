@@ -100,9 +100,14 @@ class Ycsb {
   }
 
   void fill(Rng& r, char* img, uint64_t key, uint64_t stamp) const {
+    fill_unstamped(r, img, key);
+    if (stamped()) memcpy(img + kStampOffset, &stamp, 8);
+  }
+  // The deterministic form's rows carry no acknowledgement stamp (it acknowledges epochs), so
+  // --ack-file changes nothing of the database.
+  void fill_unstamped(Rng& r, char* img, uint64_t key) const {
     memcpy(img, &key, 8);
     random_string(r, img + 8, schema_.tuple_size() - 8);
-    if (stamped()) memcpy(img + kStampOffset, &stamp, 8);
   }
 
   // One transaction's requests: --requests distinct keys (the hot ones first drawn from the
@@ -134,9 +139,10 @@ class Ycsb {
 
   // ---- The deterministic form (ENGINE=nvcaracal, system/epoch_driver.h): a one-shot
   // transaction whose inputs, write set included, are drawn before its epoch runs and can be
-  // logged and replayed: {value seed, n, request...}, a request = key << 1 | write. The values
-  // written come from the seed, so the same inputs give the same database.
-  uint64_t det_input_words() const { return 2 + uint64_t(o_.requests); }
+  // logged and replayed: {value seed, update bytes, n, request...}, a request = key << 1 |
+  // write. The values written come from the seed, and the input carries --update-bytes, so a
+  // replay in a process given other flags runs the same transaction.
+  uint64_t det_input_words() const { return 3 + uint64_t(o_.requests); }
   uint64_t det_txn_writes() const { return uint64_t(o_.requests); }
   uint64_t det_value_bytes() const { return tuple_size(); }
   void det_draw(Rng& r, uint64_t /*j*/, std::vector<uint64_t>& in) const {
@@ -144,29 +150,31 @@ class Ycsb {
     thread_local std::vector<uint8_t> write;
     draw_requests(r, keys, write);
     in.push_back(r.next());
+    in.push_back(uint64_t(o_.update_bytes));
     in.push_back(keys.size());
     for (size_t i = 0; i < keys.size(); i++) in.push_back(keys[i] << 1 | write[i]);
   }
   template <class F>
   void det_write_set(const uint64_t* in, F&& declare) const {
-    for (uint64_t i = 0; i < in[1]; i++)
-      if (in[2 + i] & 1) declare(kTable, in[2 + i] >> 1);
+    for (uint64_t i = 0; i < in[2]; i++)
+      if (in[3 + i] & 1) declare(kTable, in[3 + i] >> 1);
   }
   template <class Txn>
   bool det_run(const uint64_t* in, Txn& t) const {
     Rng r(in[0]);
     uint64_t sink = 0;
-    for (uint64_t i = 0; i < in[1]; i++) {
-      uint64_t k = in[2 + i] >> 1;
-      if (!(in[2 + i] & 1)) {
+    uint64_t update = in[1];
+    for (uint64_t i = 0; i < in[2]; i++) {
+      uint64_t k = in[3 + i] >> 1;
+      if (!(in[3 + i] & 1)) {
         sink += touch(t.read(kTable, k));
       } else {
         char* d = t.write(kTable, k);
-        if (o_.update_bytes > 0) {  // read-modify-write: the image holds the current tuple
+        if (update > 0) {  // read-modify-write: the image holds the current tuple
           sink += uint8_t(d[8]);
-          random_string(r, d + 8, size_t(o_.update_bytes));
+          random_string(r, d + 8, size_t(update));
         } else {
-          fill(r, d, k, 0);
+          fill_unstamped(r, d, k);
         }
       }
     }
@@ -183,7 +191,7 @@ class Ycsb {
       std::vector<char> img(schema_.tuple_size());
       for (uint64_t k = uint64_t(t); k < o_.rows; k += uint64_t(threads)) {
         Rng r(o_.seed * 7919 + k * 0x9E3779B97F4A7C15ull);
-        fill(r, img.data(), k, 0);
+        fill_unstamped(r, img.data(), k);
         eng.load(th, kTable, k, img.data());
       }
     });

@@ -45,11 +45,19 @@ def build(pairs, log_dir, root=ROOT):
     return errors
 
 
+# Boolean flags that default on: false is given as --no-<flag> (rundb's --help lists both).
+NEGATABLE = ("prefetch", "minor_gc", "cached_versions", "input_log")
+
+
 def command(binary, settings, rep, nvm_path):
     """rundb's command line for one repetition; repetition r runs with seed + r. Booleans are
-    bare flags (--recover), present only when true."""
+    bare flags (--recover), present only when true, except the NEGATABLE ones, which default
+    on: false is --no-<flag>."""
     args = [str(binary)]
     for key, value in settings.items():
+        if value is False and key in NEGATABLE:
+            args.append(f"--no-{key.replace('_', '-')}")
+            continue
         if key in NOT_FLAGS or key == "seed" or value is False:
             continue
         args.append(f"--{key.replace('_', '-')}")

@@ -269,11 +269,6 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
     if (uint64_t(o.requests) > o.rows)
       throw CLI::ValidationError("--requests", "must not exceed --rows (keys are distinct)");
     validate_workload(app, o);
-    // NVCaracal's settings apply to it alone; its deterministic method to no other engine.
-    if (engine != "nvcaracal")
-      for (const char* f : {"--epoch-txns", "--persistent-row-bytes", "--minor-gc", "--cached-versions", "--input-log",
-                            "--caracal-design", "--cache-epochs"})
-        if (app.count(f)) throw CLI::ValidationError(f, "applies to ENGINE=nvcaracal only");
     if (o.persistent_row_bytes < 128)
       throw CLI::ValidationError("--persistent-row-bytes", "cannot hold two versions: the 64 B header of both and two inline halves need at least 128 B");
     if (o.persistent_row_bytes % 64)

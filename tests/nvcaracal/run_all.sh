@@ -74,15 +74,15 @@ $R "${B2[@]}" --txns 2000 --recover --power-fail --evict-prob 0.3 --crash-at poi
 $R "${B2[@]}" --txns 2000 --recover --out "$TMP/rec.json" >/dev/null 2>&1 || fail "recovery after a crash in the replay"
 [[ $(json "$TMP/rec.json" "d['recovery']['state_checksum']") == "${STATE[4]}" ]] || fail "crash in the replay: not the 4-epoch database"
 echo "  nvcaracal.replay (crash in recovery, recovered again): the 4-epoch database"
-# Power failures at fences after the load (one per loaded row: 20 000), in the epochs: the
+# Power failures at fences in the epochs (the load ends with one fence; about ten per epoch): the
 # database is always one of the epochs' databases.
 for seed in 1 2 3 4 5 6; do
-  set +e; $R "${B2[@]}" --txns 2000 --seed 1 --power-fail --evict-prob 0.3 --crash-at "fence:$((20000 + seed * 7))" >/dev/null 2>&1; rc=$?; set -e
+  set +e; $R "${B2[@]}" --txns 2000 --seed 1 --power-fail --evict-prob 0.3 --crash-at "fence:$((seed * 6 + 2))" >/dev/null 2>&1; rc=$?; set -e
   [[ $rc == 86 || $rc == 0 ]] || fail "fence crash rc $rc"
-  $R "${B2[@]}" --txns 2000 --recover --out "$TMP/rec.json" >/dev/null 2>&1 || fail "recovery after fence $((20000 + seed * 7))"
+  $R "${B2[@]}" --txns 2000 --recover --out "$TMP/rec.json" >/dev/null 2>&1 || fail "recovery after fence $((seed * 6 + 2))"
   got=$(json "$TMP/rec.json" "d['recovery']['state_checksum']"); ok=0
   for k in 1 2 3 4; do [[ $got == "${STATE[$k]}" ]] && ok=1; done
-  [[ $ok == 1 ]] || fail "crash at fence $((20000 + seed * 7)): the database is no epoch's ($(json "$TMP/rec.json" "d['recovery']"))"
+  [[ $ok == 1 ]] || fail "crash at fence $((seed * 6 + 2)): the database is no epoch's ($(json "$TMP/rec.json" "d['recovery']"))"
 done
 echo "  6 crashes at fences: each recovered an epoch's database"
 
@@ -113,4 +113,16 @@ caught() {  # fault, point (crashed in epochs 1-4 in turn: the coin tosses of th
 }
 caught skip-epoch-fence nvcaracal.epoch_commit
 caught wrong-parity nvcaracal.execute
+echo "== nvcaracal: crash torture (scripts/torture.py)"
+source scripts/python.sh
+out="$TMP/torture.json"
+"$PYTHON" scripts/torture.py --engine nvcaracal --cc caracal --rounds "${ROUNDS:-8}" --duration 0.8 >"$out" \
+  || { cat "$out"; fail "torture nvcaracal"; }
+"$PYTHON" -c "import json; s=json.load(open('$out')); print('  {rounds} rounds ({crashed_rounds} crashed after the load), {distinct_crash_points} crash points, {acked_txns_checked} acked txns checked, {violations} violations'.format(**s))"
+for f in skip-epoch-fence wrong-parity; do
+  set +e; "$PYTHON" scripts/torture.py --engine nvcaracal --cc caracal --rounds 12 --duration 0.8 --fault $f \
+    --stop-on-violation >"$out" 2>/dev/null; rc=$?; set -e
+  [[ $rc == 1 ]] || { cat "$out"; fail "torture did not catch $f in 12 rounds"; }
+  echo "  $f: caught by the torture in round $("$PYTHON" -c "import json; print(json.load(open('$out'))['first_violation_round'])")"
+done
 echo "nvcaracal: all passed"

@@ -233,14 +233,19 @@ class NvCaracal {
     h.table = table;
     h.len = len;
     h.live = kLive;
-    write_value(prow, h.ref[0], img, len);
+    memcpy(value_addr(prow, h.ref[0]), img, len);
     memcpy(prow, &h, sizeof h);
-    dev::flush(prow, sizeof h);
-    dev::fence();  // the loader thread ends after load: its lines are fenced here
     add_row(table, key, prow, len);
   }
-  // Epoch 0 committed: the pools' state after the load in the even slot, then the epoch.
+  // Epoch 0 committed: the loaded rows and values flushed and fenced by this thread (the loader
+  // threads have ended; a fence orders only its own thread's flushes), the pools' state after
+  // the load in the even slot, then the epoch.
   void after_load() {
+    for (int t = 0; t < threads_; t++) {
+      row_pool_[size_t(t)].flush_used();
+      if (val_pool_[size_t(t)].capacity()) val_pool_[size_t(t)].flush_used();
+    }
+    dev::fence();
     for (int t = 0; t < threads_; t++) {
       row_pool_[size_t(t)].checkpoint(0);
       if (val_pool_[size_t(t)].capacity()) val_pool_[size_t(t)].checkpoint(0);
@@ -405,7 +410,7 @@ class NvCaracal {
     Recovered out;
     dev::read(control_, sizeof(Control));
     if (control_->committed.magic != Control::kMagic)
-      throw std::runtime_error("the image holds no committed epoch (was it loaded to the end?)");
+      throw std::runtime_error("no complete load in the image: it holds no committed epoch (power failed while loading?)");
     out.committed = control_->committed.value;
     out.logged = control_->logged.magic == Control::kMagic ? control_->logged.value : 0;
     epoch_ = out.committed;
@@ -418,7 +423,7 @@ class NvCaracal {
       if (p.capacity())
         for (uint64_t b : p.free_set()) recovered_free_.insert(b);
     rep.lap("restore_pools");
-    std::vector<std::vector<char*>> revert(static_cast<size_t>(threads_));
+    std::vector<std::vector<std::pair<char*, RowHeader>>> revert(static_cast<size_t>(threads_));
     std::atomic<uint64_t> nrows{0};
     parallel(std::min(threads, threads_), [&](int h) {
       for (int t = h; t < threads_; t += std::min(threads, threads_)) {
@@ -431,7 +436,13 @@ class NvCaracal {
           dev::read(prow, sizeof hd);
           memcpy(&hd, prow, sizeof hd);
           if (hd.live != kLive) continue;
-          if (hd.sid[1] && epoch_of(hd.sid[1]) > out.committed) revert[size_t(t)].push_back(prow);
+          bool fix = repair(hd);  // a crash inside a header change (eADR: store by store)
+          if (hd.sid[1] && epoch_of(hd.sid[1]) > out.committed) {  // the crashed epoch's version
+            hd.sid[1] = 0;
+            hd.ref[1] = 0;
+            fix = true;
+          }
+          if (fix) revert[size_t(t)].push_back({prow, hd});
           Row* r = add_row(hd.table, hd.key, prow, hd.len);
           bool two = hd.sid[1] && epoch_of(hd.sid[1]) <= out.committed;
           if (two && (!minor_gc_ || !is_inline(hd.ref[0]))) th_[size_t(t)].gc_now.push_back(r);
@@ -443,12 +454,8 @@ class NvCaracal {
     rep.rows = out.rows;
     rep.lap("scan_rows_rebuild_index");
     for (auto& v : revert)
-      for (char* prow : v) {  // the crashed epoch's version goes; the checkpointed one stays
-        RowHeader hd;
-        memcpy(&hd, prow, sizeof hd);
-        hd.sid[1] = 0;
-        hd.ref[1] = 0;
-        memcpy(prow, &hd, sizeof hd);
+      for (auto& [prow, hd] : v) {  // the crashed epoch's version goes; the checkpointed one stays
+        store_header(reinterpret_cast<RowHeader*>(prow), hd);
         dev::flush(prow, sizeof hd);
         out.reverted++;
       }
@@ -678,7 +685,7 @@ class NvCaracal {
       throw std::logic_error("persistent row with two versions left by major GC");
     }
     write_value(r.prow, nh.ref[1], value, r.len);
-    memcpy(r.prow, &nh, sizeof nh);
+    store_header(reinterpret_cast<RowHeader*>(r.prow), nh);
     dev::flush(r.prow, sizeof nh);
     if (!minor_gc_ || !is_inline(nh.ref[0])) th.gc_next.push_back(&r);
   }
@@ -708,7 +715,7 @@ class NvCaracal {
       nh.ref[0] = h.ref[1];
       nh.sid[1] = 0;
       nh.ref[1] = 0;
-      memcpy(r->prow, &nh, sizeof nh);
+      store_header(reinterpret_cast<RowHeader*>(r->prow), nh);
       dev::flush(r->prow, sizeof nh);
       th.major_gc++;
     }

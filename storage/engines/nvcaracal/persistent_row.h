@@ -11,6 +11,7 @@
 // the checkpointed one, so whichever header survives names an intact checkpointed version, and
 // a version of an epoch later than the committed one is dropped by recovery (revert).
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 
@@ -46,6 +47,37 @@ struct RowGeometry {
   // The inline slot the other version does not use.
   uint64_t other_inline(uint64_t ref) const { return ref == inline_slot(0) ? inline_slot(1) : inline_slot(0); }
 };
+
+// Change a header in place, one 8 B store at a time in an order a crash between any two of
+// them (eADR persists every store) leaves recoverable: a version's serial id is set before its
+// reference and cleared before it, and version 0 takes version 1's serial id before its
+// reference (both ids equal: repair() keeps version 1). The caller flushes the line; under
+// ADR the flushed line lands whole.
+inline void store_header(RowHeader* h, const RowHeader& to) {
+  auto put = [](uint64_t& field, uint64_t v) {
+    if (field != v) std::atomic_ref<uint64_t>(field).store(v, std::memory_order_release);
+  };
+  if (to.sid[0] != h->sid[0]) {  // version 0 changes: becomes version 1 (GC)
+    put(h->sid[0], to.sid[0]);
+    put(h->ref[0], to.ref[0]);
+  }
+  if (to.sid[1] != h->sid[1] || to.ref[1] != h->ref[1]) {
+    put(h->sid[1], to.sid[1]);
+    put(h->ref[1], to.ref[1]);
+  }
+}
+// After a crash: both serial ids equal (a crash inside GC's copy of version 1 over version 0)
+// keep version 1 alone; a reference without a serial id goes. True when it changed anything.
+inline bool repair(RowHeader& h) {
+  bool changed = false;
+  if (h.sid[0] && h.sid[0] == h.sid[1]) {
+    h.ref[0] = h.ref[1];
+    h.sid[1] = 0;
+    changed = true;
+  }
+  if (!h.sid[1] && h.ref[1]) h.ref[1] = 0, changed = true;
+  return changed;
+}
 
 // The latest version whose epoch is at most `epoch` (the checkpoint a reader before this
 // epoch's writes sees); -1 when none.

@@ -72,16 +72,21 @@ class BlockPool {
   // Execution may reuse the free list up to here (the durable tail at its start).
   void begin_execution() { reuse_limit_ = tail_; }
 
+  // Every block taken so far flushed (the load's rows, made durable once by the thread that
+  // commits epoch 0; the caller fences).
+  void flush_used() const {
+    if (bump_) dev::flush(blocks_, bump_ * block_);
+  }
   // Major GC's frees of `epoch` made durable (the caller fences).
   void persist_gc(uint64_t epoch) {
-    flush_ring();
+    flush_ring_fenced();
     meta_->gc = PoolSlot{epoch, head_, tail_, {}};
     dev::flush(&meta_->gc, sizeof(PoolSlot));
   }
   // The epoch's allocation state into the slot of its parity (the caller fences). The
   // injected fault `wrong-parity` writes the other slot: the committed epoch's state is lost.
   void checkpoint(uint64_t epoch) {
-    flush_ring();
+    flush_ring_fenced();
     int s = int(epoch & 1) ^ int(dev::fault_is(dev::Fault::WrongParity));
     meta_->slot[s] = PoolSlot{bump_, head_, tail_, {}};
     dev::flush(&meta_->slot[s], sizeof(PoolSlot));
@@ -110,6 +115,13 @@ class BlockPool {
   }
 
  private:
+  // The entries appended since the last flush, fenced before the offset that covers them is
+  // written: a tail that lands before its entries would free whatever the ring held there.
+  void flush_ring_fenced() {
+    if (flushed_ == tail_) return;
+    flush_ring();
+    dev::fence();
+  }
   void flush_ring() {  // the entries appended since the last flush, a line at a time
     for (uint64_t i = flushed_; i < tail_;) {
       uint64_t at = i % cap_, n = std::min({8 - at % 8, tail_ - i, cap_ - at});

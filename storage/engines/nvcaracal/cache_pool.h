@@ -28,9 +28,12 @@ class CachePool {
   char* alloc(int core) {
     auto& f = free_[size_t(core)];
     if (f.empty()) {
+      // At the limit, a miss costs one shared load, not two atomic updates on a shared line.
+      if (full_.load(std::memory_order_relaxed)) return nullptr;
       uint64_t bytes = kChunkBlocks * block_;
       if (reserved_.fetch_add(bytes) + bytes > limit_) {
         reserved_.fetch_sub(bytes);
+        full_.store(true, std::memory_order_relaxed);
         return nullptr;
       }
       char* c = static_cast<char*>(dram_.alloc(bytes, "nvcaracal cache pool"));
@@ -58,6 +61,7 @@ class CachePool {
   uint64_t block_, limit_;
   std::vector<std::vector<char*>> free_;
   std::atomic<uint64_t> reserved_{0}, in_use_{0};
+  std::atomic<bool> full_{false};  // no chunk left to take (blocks freed to a core's list stay usable)
   std::mutex mu_;
   std::vector<std::pair<char*, uint64_t>> chunks_;
 };

@@ -62,6 +62,8 @@ COMMON := build/common$(MODE)
 BASEFLAGS := -std=c++20 $(OPT) -g -Wall -Wextra -pthread -I. -MMD -MP \
              -DDEVICE_MODEL=$(DEVICE_MODEL) $(SANFLAGS) $(EXTRA_CXXFLAGS)
 CXXFLAGS := $(BASEFLAGS) -DENGINE=$(ENGINE) -DCC_ALG=$(CC_ALG) -DZEN_NAIVE_ALLOC=$(ZEN_NAIVE_ALLOC)
+# The staged nvcaracal's headers enter a build only when it is the engine (system/pair.h).
+CXXFLAGS += $(if $(filter nvcaracal,$(ENGINE)),-DNVT_ENGINE_NVCARACAL,)
 LDLIBS := -lpmem -lnuma $(MALLOC) -pthread $(EXTRA_LDLIBS)
 
 CORE_SRC := $(wildcard storage/*.cpp storage/device/*.cpp storage/engines/*/*.cpp \

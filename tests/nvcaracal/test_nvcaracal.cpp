@@ -111,6 +111,7 @@ TEST(NvCaracal, ConcurrentHotRowsWaitAndStayDeterministic) {
   uint64_t a = final_state(3, 600, 6, 4, &t);
   EXPECT_EQ(final_state(2, 600, 6, 4), a);
   EXPECT_GT(t["waits"].get<uint64_t>(), 0u) << t.dump();  // 6 of 8 requests on 16 hot rows
+  EXPECT_GT(t["evicted"].get<uint64_t>(), 0u) << "cached versions unused for K = 2 epochs go " << t.dump();
 }
 
 // Sections 4 and 4.4: only a row's final write of the epoch goes to NVM; the rest stay in

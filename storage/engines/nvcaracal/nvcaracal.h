@@ -397,6 +397,9 @@ class NvCaracal {
     dev::crash_point("nvcaracal.epoch_commit");
     dev::fence();
     epochs_committed_++;
+    // The blocks recovery found on the free lists matter to the first epoch's major GC only (a
+    // block freed again later was reused in between).
+    recovered_free_.clear();
   }
 
   // ---- Recovery in a fresh process (section 4.3): pools back to the last committed epoch,

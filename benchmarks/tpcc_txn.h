@@ -180,6 +180,14 @@ struct Outputs {
 // them; execute() runs it through the transaction manager and fills out().
 class Tpcc::Worker {
  public:
+  // Every transaction's inputs (the one drawn last is used).
+  struct Inputs {
+    tpcc::NewOrderIn new_order;
+    tpcc::PaymentIn payment;
+    tpcc::OrderStatusIn order_status;
+    tpcc::DeliveryIn delivery;
+    tpcc::StockLevelIn stock_level;
+  };
   Worker(const Tpcc& b, int tid) : b_(b), tid_(tid), r_(b.o_.seed * 1000003 + uint64_t(tid) + 11) {}
 
   void next() {
@@ -261,6 +269,41 @@ class Tpcc::Worker {
   void set(const tpcc::StockLevelIn& in) { start(kStockLevel); in_.stock_level = in; }
 
   uint32_t kind() const { return kind_; }
+
+  // A drawn transaction as a value, for the soft partition's dispatcher (system/dispatcher.h).
+  // Every table's partition key is the warehouse id (journal 4.2.2: a foreign key for related
+  // tables): the terminal's, a NewOrder's supplying warehouses, a Payment's customer's.
+  struct Drawn {
+    Kind kind = kNewOrder;
+    Inputs in;
+  };
+  Drawn take_drawn() const { return {kind_, in_}; }
+  void adopt(const Drawn& d) {
+    switch (d.kind) {
+      case kNewOrder: return set(d.in.new_order);
+      case kPayment: return set(d.in.payment);  // this terminal's next HISTORY key
+      case kOrderStatus: return set(d.in.order_status);
+      case kDelivery: return set(d.in.delivery);
+      default: return set(d.in.stock_level);
+    }
+  }
+  // Warehouse w's key is w - 1: with threads split evenly over the nodes, the partition map's
+  // start (partition p on node p mod nodes) then matches where the loader put each warehouse
+  // (its thread's heap region, on that thread's node).
+  static void partition_keys(const Drawn& d, std::vector<uint64_t>& out) {
+    auto w = [&](uint32_t id) { out.push_back(uint64_t(id) - 1); };
+    switch (d.kind) {
+      case kNewOrder:
+        w(d.in.new_order.w);
+        for (uint32_t i = 0; i < d.in.new_order.ol_cnt; i++) w(d.in.new_order.supply[i]);
+        return;
+      case kPayment: w(d.in.payment.w), w(d.in.payment.c_w); return;
+      case kOrderStatus: w(d.in.order_status.w); return;
+      case kDelivery: w(d.in.delivery.w); return;
+      default: w(d.in.stock_level.w); return;
+    }
+  }
+
   // NewOrder's 1% rollback: the transaction ended as specified (counted, not retried).
   bool rolled_back() const { return rolled_back_; }
   const tpcc::Outputs& out() const { return out_; }
@@ -505,13 +548,6 @@ class Tpcc::Worker {
     return true;
   }
 
-  struct Inputs {
-    tpcc::NewOrderIn new_order;
-    tpcc::PaymentIn payment;
-    tpcc::OrderStatusIn order_status;
-    tpcc::DeliveryIn delivery;
-    tpcc::StockLevelIn stock_level;
-  };
 
   const Tpcc& b_;
   int tid_;

@@ -57,7 +57,12 @@ class Ycsb {
   }
   uint64_t hot_key(Rng& r) const { return r.below(o_.hot_rows) * hot_stride_; }
 
-  // What the run did besides commits: long transactions committed (and their rows).
+  // Committed transactions by kind in the measured phase (results.committed_by_type): normal
+  // ones and --long-txn ones, so that Figure 26's slowdown of the normal transactions can be
+  // told from the long thread's own loss of commits.
+  static std::vector<std::string> kind_names() { return {"normal", "long"}; }
+
+  // What the run did besides commits: long transactions committed (and their rows), all phases.
   nlohmann::json report() const {
     return {{"long_txns_committed", long_commits_.load()}, {"long_txn_rows_committed", long_rows_.load()}};
   }
@@ -230,6 +235,27 @@ class Ycsb {
 
     const std::vector<uint64_t>& keys() const { return keys_; }
     bool is_long() const { return is_long_; }
+    int kind() const { return is_long_ ? 1 : 0; }
+
+    // A drawn transaction as a value, for the soft partition's dispatcher (system/dispatcher.h),
+    // which may hand it to another worker: its requests, and their partition keys (the primary
+    // key). The adopting worker gives it a transaction id of its own.
+    struct Drawn {
+      std::vector<uint64_t> keys;
+      std::vector<uint8_t> write;
+      int nwrites = 0;
+    };
+    Drawn take_drawn() { return {std::move(keys_), std::move(write_), nwrites_}; }
+    void adopt(Drawn&& d) {
+      keys_ = std::move(d.keys);
+      write_ = std::move(d.write);
+      nwrites_ = d.nwrites;
+      is_long_ = false;
+      txn_id_ = (uint64_t(tid_ + 1) << 40) | ++seq_;
+    }
+    static void partition_keys(const Drawn& d, std::vector<uint64_t>& out) {
+      out.insert(out.end(), d.keys.begin(), d.keys.end());
+    }
 
     template <class Mgr>
     bool execute(Mgr& m) {

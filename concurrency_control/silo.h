@@ -63,7 +63,12 @@ struct Silo {
   }
   bool upgrade(Txn&, Access&) { return true; }  // the copy and its TID are already there
 
-  bool validate(Txn& t, Access* acc, size_t n) {
+  bool validate(Txn& t, Access* acc, size_t n) { return validate_at(t, acc, n, epoch); }
+
+ protected:
+  // Silo's commit phase 1 at the epoch `clock` gives (FOEDUS's engine keeps its own). Accesses
+  // without CC metadata (FOEDUS's reads of immutable snapshot pages) are not validated here.
+  bool validate_at(Txn& t, Access* acc, size_t n, const std::atomic<uint64_t>& clock) {
     // Lock the write set in address order so two committers cannot deadlock.
     auto& w = t.wset;
     w.clear();
@@ -82,10 +87,11 @@ struct Silo {
       w[i]->held = kLocked;
     }
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    uint64_t e = epoch.load(std::memory_order_acquire);
+    uint64_t e = clock.load(std::memory_order_acquire);
     uint64_t tid = t.last_tid;
     for (size_t i = 0; i < n; i++) {
       Access& a = acc[i];
+      if (!a.row.meta) continue;
       Meta* m = meta(a);
       dev::read(m, sizeof *m);
       uint64_t cur = m->word.load(std::memory_order_acquire);
@@ -102,6 +108,7 @@ struct Silo {
     return true;
   }
 
+ public:
   void finish(Txn& t, Access* acc, size_t n) {
     for (size_t i = 0; i < n; i++) {
       if (acc[i].held != kLocked) continue;

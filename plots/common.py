@@ -14,6 +14,7 @@ import pandas as pd  # noqa: E402
 # Result column -> (axis label with unit, factor applied to the raw value).
 METRICS = {
     "throughput_tps": ("Throughput (K txn/s)", 1e-3),
+    "throughput_by_type_tps.normal": ("Normal transactions (K txn/s)", 1e-3),
     "abort_rate": ("Abort rate (%)", 100.0),
     "retry_rate": ("Committed transactions retried (%)", 100.0),
     "cache_hit_rate": ("Cache hit rate (%)", 100.0),
@@ -26,6 +27,10 @@ METRICS = {
     "per_txn.sfence": ("sfence per transaction", 1.0),
     "per_txn.nvm_read_bytes": ("NVM reads per transaction (bytes)", 1.0),
     "per_txn.nvm_write_bytes": ("NVM writes per transaction (bytes)", 1.0),
+    "numa.accesses.nvm_read.remote_per_txn": ("Remote NVM reads per txn", 1.0),
+    "numa.accesses.nvm_write.remote_per_txn": ("Remote NVM writes per txn", 1.0),
+    "numa.accesses.dram_read.remote_per_txn": ("Remote DRAM reads per txn", 1.0),
+    "numa.accesses.dram_write.remote_per_txn": ("Remote DRAM writes per txn", 1.0),
 }
 SETTING_LABELS = {"threads": "Threads", "read_ratio": "Read ratio", "theta": "Zipf θ",
                   "p_ratio": "P (NVM / DRAM)", "read_ns": "NVM read latency (ns per 256 B)",
@@ -168,6 +173,13 @@ def caption(df, figure=None):
              "scale " + ",".join(_unique(df, "scale")),
              "profile " + ",".join(_unique(df, "config.profile")),
              kind, f"{reps} repetitions (error bars: std)" if reps > 1 else "1 repetition"]
+    # NUMA runs say whether their nodes were real or virtual (the device model's alone).
+    virtual = [v for v in _unique(df, "host.numa.virtual_nodes") if v not in ("0", "0.0")]
+    real = [v for v in _unique(df, "host.numa.real_nodes") if v not in ("0", "0.0", "1", "1.0")]
+    if virtual:
+        parts.insert(4, "VIRTUAL NUMA nodes (device model)")
+    if real:
+        parts.insert(4, "real NUMA nodes")
     return " · ".join(parts)
 
 

@@ -36,11 +36,23 @@ POINTS = {
     # durable.
     "wbl": ["wbl.before_version_fence", "wbl.versions_persisted", "wbl.record_before_fence",
             "wbl.record_durable"],
+    # FOEDUS: a log batch flushed but not fenced, fenced, the durable-epoch marker flushed but
+    # not fenced; the gleaner after its first new page, before and after the snapshot metadata.
+    "foedus": ["foedus.log_before_fence", "foedus.log_after_fence", "foedus.marker_before_fence",
+               "foedus.gleaner_mid_write", "foedus.gleaner_before_metadata",
+               "foedus.gleaner_after_metadata"],
     # NVCaracal: an epoch's inputs logged, halfway through core 0's execution, the cores'
     # commits fenced but no epoch number, the epoch number flushed between the two fences.
     "nvcaracal": ["nvcaracal.logged", "nvcaracal.execute", "nvcaracal.before_epoch_commit",
                   "nvcaracal.epoch_commit"],
 }
+# Flags an engine's rounds run with: FOEDUS acknowledges a commit once its epoch is durable, so
+# short epochs (and gleanings) give a round enough acknowledged transactions to check.
+ENGINE_FLAGS = {"foedus": ["--epoch-ms", "5", "--gleaner-interval-ms", "100"]}
+# Engines that fence per batch (FOEDUS's log writer, about one batch a millisecond), not per
+# transaction: their fence counts and point hits are drawn 20 times smaller, so that a round's
+# crash falls inside its run.
+FEW_FENCES = {"foedus"}
 # Named points inside recovery, for the rounds that crash the recovery itself (else it crashes
 # after a random fence or time). WBL: after the scan erased the versions above cp, after the
 # deletes were resolved, before and inside the append of the record that closes recovery.
@@ -48,6 +60,8 @@ RECOVERY_POINTS = {
     "nvcaracal": ["nvcaracal.replay"],  # halfway through the replay of the crashed epoch
     "wbl": ["wbl.recovery_scanned", "wbl.recovery_deletes", "wbl.recovery_before_record",
             "wbl.record_before_fence"],
+    # FOEDUS: the restart's gleaning written, its snapshot metadata not yet.
+    "foedus": ["foedus.restart", "foedus.gleaner_mid_write"],
 }
 
 
@@ -91,7 +105,9 @@ def crash_spec(rng, engine, fault, points_all, prefix=""):
     kind = "point" if prefix else rng.choice(kinds)
     if kind == "fence":
         n = rng.choice([rng.randint(1, 50), rng.randint(50, 2000), rng.randint(2000, 20000)])
-        if engine == "nvcaracal":  # about ten fences per epoch, a few dozen epochs per round
+        if engine in FEW_FENCES:
+            n = max(1, n // 20)
+        elif engine == "nvcaracal":  # about ten fences per epoch, a few dozen epochs per round
             n = rng.randint(2, 300)
         return f"fence:{n}", f"fence:{len(str(n))}-digit"
     if kind == "time":
@@ -104,7 +120,9 @@ def crash_spec(rng, engine, fault, points_all, prefix=""):
     # The exclusive stage is entered once per long transaction: its points are hit a few times.
     hit = rng.randint(1, 3) if point in EXCLUSIVE_POINTS else \
         rng.choice([1, rng.randint(2, 50), rng.randint(50, 3000)])
-    if engine == "nvcaracal":  # each point is hit once per epoch
+    if engine in FEW_FENCES:
+        hit = max(1, hit // 20)
+    elif engine == "nvcaracal":  # each point is hit once per epoch
         hit = rng.randint(1, 30)
     return f"point:{point}:{hit}", f"point:{point}"
 
@@ -178,7 +196,7 @@ def one_round(binary, engine, rnd, rng, args, workdir):
                          "--warmup", "0", "--duration", str(args.duration),
                          "--seed", str(rnd + 1), "--ack-file", ack, "--power-fail",
                          "--crash-at", spec, "--evict-prob", str(evict), "--fault", args.fault,
-                         "--persist-domain", domain]
+                         "--persist-domain", domain] + ENGINE_FLAGS.get(engine, [])
     if any(p in spec for p in EXCLUSIVE_POINTS):
         workload += exclusive_flags(args.rows)
     if engine == "nvcaracal":  # small epochs, some on hot rows, reads that modify

@@ -12,6 +12,7 @@ const char* cause_name(AbortCause c) {
     case AbortCause::Wound: return "wound";
     case AbortCause::User: return "user";
     case AbortCause::NvmSpace: return "nvm_space";
+    case AbortCause::DramSpace: return "dram_space";
     default: return "?";
   }
 }

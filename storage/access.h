@@ -11,6 +11,8 @@ enum class AccessType : uint8_t { Read, Write, Insert, Delete };
 enum class AbortCause : uint8_t {
   None, ReadConflict, WriteConflict, Validation, Deadlock, Wound, User,
   NvmSpace,  // the engine had no NVM space for the writes yet (reclamation held back)
+  DramSpace, // the engine had no DRAM page for the write yet (FOEDUS: volatile pool full until
+             // the gleaner drops pages)
   kCount
 };
 const char* cause_name(AbortCause c);

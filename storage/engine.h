@@ -48,6 +48,13 @@ struct EngineOptions {
   double lrt_alpha = 0.95;           // share of a Met-Cache region
   double lrt_beta = 0.05;            // share of the NVM page pool
   uint64_t lrt_gamma = 0;            // tuples; 0 = the paper's 16 M scaled by the database
+  // FOEDUS (storage/engines/foedus/)
+  uint32_t page_size = 4096;         // bytes per page, volatile and snapshot
+  int epoch_ms = 20;                 // epoch length (group commit)
+  int gleaner_interval_ms = 1000;    // log gleaner period (it also runs under DRAM pressure)
+  bool snapshot_cache = true;        // off: every snapshot page read goes to NVM
+  int gleaner_mappers = 1;
+  int gleaner_reducers = 1;
   // NVCaracal (storage/engines/nvcaracal/): the epoch, the persistent row, the switches, and
   // what the benchmark declares per transaction (the transient pool and input log are sized
   // from them).
@@ -73,6 +80,10 @@ struct EngineEnv {
 // chains) declare `static constexpr bool kNvMvcc = true`; every other engine refuses them.
 template <class C>
 inline constexpr bool needs_nvmvcc = requires { C::kNvMvcc; };
+// Likewise FOEDUS's OCC with its pointer set (`foedus`) works on the FOEDUS engine's dual
+// pointers only, and that engine admits no other method.
+template <class C>
+inline constexpr bool needs_foedus = requires { C::kFoedus; };
 // Caracal's deterministic method (`caracal`) is the nvcaracal engine's own epoch protocol: it
 // declares `kCaracal`, and every other engine refuses it.
 template <class C>

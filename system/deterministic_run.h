@@ -68,8 +68,10 @@ nlohmann::json run_deterministic(const RunContext& ctx) {
   uint64_t dram_budget = o.dram_size ? o.dram_size : uint64_t(double(db_bytes) / o.p_ratio);
   if constexpr (requires { Bench::kSmallTuples; })
     if (!o.dram_size) dram_budget += side_dram_bytes<Engine>(tables, eo);
+  const NumaPlan numa = plan_numa(o, host_numa_nodes());
   dev::NvmImage nvm(device_options(o, std::string("engine=") + Engine::name + " threads=" + std::to_string(o.threads) + " " +
-                                          bench.layout(), Engine::nvm_bytes(tables, eo)));
+                                          bench.layout(), Engine::nvm_bytes(tables, eo), numa.nodes));
+  apply_numa(numa, dev::g_model.base, nvm.size());
   dev::DramBudget dram(dram_budget);
   EngineEnv env{nvm, dram, eo};
   Engine eng(env, tables);

@@ -11,7 +11,8 @@ namespace nvt {
 
 dev::CostProfile make_profile(const Options& o) {
   dev::CostProfile p = dev::profile_by_name(o.profile);
-  bool overridden = o.read_ns || o.write_gbps || o.fence_ns || o.remote_factor;
+  bool overridden = o.read_ns || o.write_gbps || o.fence_ns || o.remote_factor || o.remote_read_factor ||
+                    o.remote_write_factor || o.remote_dram_factor;
   if (overridden) p.charges = true;  // explicit numbers are charged even on top of `dram`
   if (o.read_ns) p.read_ns = *o.read_ns;
   if (o.write_gbps) {
@@ -19,11 +20,31 @@ dev::CostProfile make_profile(const Options& o) {
     p.write_gbps_thread = *o.write_gbps;
   }
   if (o.fence_ns) p.fence_ns = *o.fence_ns;
-  if (o.remote_factor) p.remote_factor = *o.remote_factor;
+  if (o.remote_factor) p.remote_read_factor = p.remote_write_factor = *o.remote_factor;  // both NVM factors
+  if (o.remote_read_factor) p.remote_read_factor = *o.remote_read_factor;
+  if (o.remote_write_factor) p.remote_write_factor = *o.remote_write_factor;
+  if (o.remote_dram_factor) p.remote_dram_factor = *o.remote_dram_factor;
   if (overridden && p.read_seq_gbps == 0) p.read_seq_gbps = 1e6;
   if (overridden && p.write_gbps_thread == 0) p.write_gbps_total = p.write_gbps_thread = p.write_gbps_floor = 1e6;
   p.domain = o.persist_domain == "eadr" ? dev::PersistDomain::EADR : dev::PersistDomain::ADR;
   return p;
+}
+
+nlohmann::json numa_results(const NumaPlan& numa, const dev::Counters& c, uint64_t committed) {
+  double per = committed ? 1.0 / double(committed) : 0.0;
+  auto kind = [&](uint64_t all, uint64_t remote) {
+    return nlohmann::json{{"local", all - remote}, {"remote", remote},
+                          {"remote_per_txn", double(remote) * per},
+                          {"remote_share", all ? double(remote) / double(all) : 0.0}};
+  };
+  nlohmann::json j = numa.to_json();
+  j.erase("node_list");
+  j.erase("thread_nodes");
+  j["accesses"] = {{"nvm_read", kind(c.nvm_reads, c.remote_nvm_reads)},
+                   {"nvm_write", kind(c.nvm_writes, c.remote_nvm_writes)},
+                   {"dram_read", kind(c.dram_reads, c.remote_dram_reads)},
+                   {"dram_write", kind(c.dram_writes, c.remote_dram_writes)}};
+  return j;
 }
 
 namespace {
@@ -78,6 +99,12 @@ void print_summary(const nlohmann::json& out) {
             << " on " << (real ? "REAL persistent memory" : "EMULATED NVM") << " (profile "
             << c["profile"].get<std::string>() << ", " << c["persist_domain"].get<std::string>()
             << ", P=" << c["p_ratio"] << ", " << c["threads"] << " threads)\n";
+  if (h.contains("numa") && h["numa"]["nodes"].get<int>() > 1) {
+    const auto& n = h["numa"];
+    std::cerr << "  NUMA: " << n["nodes"] << " nodes (" << n["real_nodes"] << " real, " << n["virtual_nodes"]
+              << (n["virtual_nodes"].get<int>() > 0 ? " VIRTUAL: modelled by the device model only" : " virtual")
+              << "), policy " << n["policy"].get<std::string>() << "\n";
+  }
   if (!h["calibration"]["slower_than_target"].empty())
     std::cerr << "  note: this host is already slower than the target device for "
               << h["calibration"]["slower_than_target"].dump() << "; nothing added there\n";
@@ -114,6 +141,19 @@ void print_summary(const nlohmann::json& out) {
            r["per_txn"]["sfence"].get<double>(), r["per_txn"]["nvm_read_bytes"].get<double>(),
            r["per_txn"]["nvm_write_bytes"].get<double>(), r["cache_hit_rate"].get<double>());
   std::cerr << buf;
+  if (r.contains("numa") && r["numa"]["nodes"].get<int>() > 1) {
+    const auto& a = r["numa"]["accesses"];
+    snprintf(buf, sizeof buf,
+             "  remote per txn: NVM read %.1f write %.1f, DRAM read %.1f write %.1f (shares %.2f %.2f %.2f %.2f)\n",
+             a["nvm_read"]["remote_per_txn"].get<double>(), a["nvm_write"]["remote_per_txn"].get<double>(),
+             a["dram_read"]["remote_per_txn"].get<double>(), a["dram_write"]["remote_per_txn"].get<double>(),
+             a["nvm_read"]["remote_share"].get<double>(), a["nvm_write"]["remote_share"].get<double>(),
+             a["dram_read"]["remote_share"].get<double>(), a["dram_write"]["remote_share"].get<double>());
+    std::cerr << buf;
+    if (r["numa"].contains("affinity_share"))
+      std::cerr << "  soft partition: " << r["numa"]["affinity_share"] << " of transactions on their affinity node, "
+                << r["numa"]["partitions_remapped"] << " partitions remapped\n";
+  }
 }
 
 }  // namespace nvt

@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cstdio>
 #include <deque>
+#include <functional>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -25,7 +27,9 @@
 #include "storage/engine.h"
 #include "storage/hash_index.h"
 #include "storage/ordered_index.h"
+#include "system/dispatcher.h"
 #include "system/host.h"
+#include "system/numa_host.h"
 #include "system/options.h"
 #include "system/stats.h"
 #include "system/txn_manager.h"
@@ -53,6 +57,10 @@ void print_summary(const nlohmann::json& out);
 void install_interrupt_handlers();
 int interrupt_signal();  // 0, or the signal that asked the run to stop
 void set_interruptible(bool workers_running);
+
+// results.numa: the measured phase's accesses by kind (DRAM/NVM x read/write), local and remote,
+// totals and per committed transaction, under the run's nodes (real or virtual).
+nlohmann::json numa_results(const NumaPlan& numa, const dev::Counters& c, uint64_t committed);
 
 // A latency histogram (ns) as JSON in microseconds.
 inline nlohmann::json latency_json(const LatencyHistogram& h) {
@@ -115,14 +123,15 @@ inline nlohmann::json recovery_json(const RecoveryReport& rep, const dev::Counte
 // The device settings of a run: the image (created, or reopened with --recover), its layout
 // line, the profile, power-failure and crash settings; sets the injected fault. `engine_bytes`
 // is what the engine needs, used unless --nvm-size is given.
-inline dev::DeviceOptions device_options(const Options& o, const std::string& layout, uint64_t engine_bytes) {
+inline dev::DeviceOptions device_options(const Options& o, const std::string& layout, uint64_t engine_bytes,
+                                        int numa_nodes) {
   dev::DeviceOptions d;
   d.path = o.nvm_path;
   d.reopen = o.recover;
   d.layout = layout;
   d.profile = make_profile(o);
   d.writer_threads = o.threads;
-  d.numa_nodes = o.numa_nodes;
+  d.numa_nodes = numa_nodes;
   d.power_fail = o.power_fail;
   d.crash = dev::parse_crash(o.crash_at);
   d.crash.evict_prob = o.evict_prob;
@@ -149,6 +158,12 @@ nlohmann::json run_pair(const RunContext& ctx) {
   eo.lrt_alpha = o.lrt_alpha;
   eo.lrt_beta = o.lrt_beta;
   eo.lrt_gamma = o.lrt_gamma;
+  eo.page_size = o.page_size;
+  eo.epoch_ms = o.epoch_ms;
+  eo.gleaner_interval_ms = o.gleaner_interval_ms;
+  eo.snapshot_cache = o.snapshot_cache == "on";
+  eo.gleaner_mappers = o.gleaner_mappers;
+  eo.gleaner_reducers = o.gleaner_reducers;
   eo.log_bytes = o.log_size ? o.log_size
                             : std::min<uint64_t>(4ull << 30, std::max<uint64_t>(64ull << 20, 2 * db_bytes / uint64_t(o.threads)));
   eo.log_bytes = (eo.log_bytes + (2ull << 20) - 1) / (2ull << 20) * (2ull << 20);
@@ -160,8 +175,10 @@ nlohmann::json run_pair(const RunContext& ctx) {
     if (!o.dram_size)
       dram_budget += side_dram_bytes<Engine>(tables, eo) - side_dram_bytes<Engine>(bench.p_share_tables(), eo);
   }
+  const NumaPlan numa = plan_numa(o, host_numa_nodes());
   dev::NvmImage nvm(device_options(o, std::string("engine=") + Engine::name + " " + bench.layout(),
-                                   Engine::nvm_bytes(tables, eo)));
+                                   Engine::nvm_bytes(tables, eo), numa.nodes));
+  apply_numa(numa, dev::g_model.base, nvm.size());  // before the engine: its pools ask for nodes
   dev::DramBudget dram(dram_budget);
   EngineEnv env{nvm, dram, eo};
   Engine eng(env, tables);
@@ -198,8 +215,11 @@ nlohmann::json run_pair(const RunContext& ctx) {
   config["dram_size"] = dram_budget;
   config["log_size"] = eo.log_bytes;
   config["database_bytes"] = db_bytes;
+  config["numa_nodes"] = numa.nodes;
+  config["numa_policy"] = dev::placement_name(numa.placement);
   out["config"] = config;
   out["host"] = host_json(nvm);
+  out["host"]["numa"] = numa.to_json();
 
   if (o.recover) {
     // Recovery's own device traffic: this thread's and its helpers' (storage/parallel.h).
@@ -246,6 +266,42 @@ nlohmann::json run_pair(const RunContext& ctx) {
     e.commit_token(th);
     e.durable_point();
   };
+  // Soft partition (journal 4.2.2): Algorithm 3 assigns the drawn transactions to workers,
+  // Algorithm 4 remaps partitions every --numa-remap-ms from the access counts.
+  constexpr bool kDispatchable = requires { typename Bench::Worker::Drawn; };
+  const bool soft = numa.placement == dev::Placement::SoftPartition;
+  std::unique_ptr<SoftPartition> sp;
+  struct NoTxn {};
+  using Drawn = decltype([] {
+    if constexpr (kDispatchable) return typename Bench::Worker::Drawn{};
+    else return NoTxn{};
+  }());
+  std::unique_ptr<Dispatcher<Drawn>> dispatcher;
+  if (soft) {
+    if constexpr (!kDispatchable) throw std::invalid_argument("--numa-policy soft-partition: this workload has no partition keys");
+    sp = std::make_unique<SoftPartition>(o.numa_partitions, numa.nodes, numa.thread_node, o.numa_eta);
+    dispatcher = std::make_unique<Dispatcher<Drawn>>(*sp, o.numa_delta, o.seed);
+  }
+  std::vector<std::array<uint64_t, 3>> affine(size_t(o.threads));  // measured: ran, on affinity node, no affinity
+  std::atomic<bool> remapping{soft && o.numa_remap_ms > 0};
+  std::thread remapper;
+  if (remapping)
+    remapper = std::thread([&] {
+      while (remapping.load()) {
+        for (int ms = 0; ms < o.numa_remap_ms && remapping.load(); ms += 5)
+          std::this_thread::sleep_for(std::chrono::milliseconds(std::min(5, o.numa_remap_ms - ms)));
+        if (remapping.load()) sp->remap();
+      }
+    });
+  auto stop_remapper = [&] {
+    remapping.store(false);
+    if (remapper.joinable()) remapper.join();
+  };
+  struct OnExit {
+    std::function<void()> f;
+    ~OnExit() { f(); }
+  } remapper_guard{stop_remapper};  // joined on every way out, a throw included
+
   CC::start(o.threads);
   eng.start();
   std::vector<std::thread> workers;
@@ -253,8 +309,9 @@ nlohmann::json run_pair(const RunContext& ctx) {
   std::string error;
   for (int t = 0; t < o.threads; t++)
     workers.emplace_back([&, t] { try {
-      pin_thread(t);
-      dev::set_thread_node(t % o.numa_nodes);
+      const int my_node = numa.thread_node[size_t(t)];
+      pin_thread(t, numa.real[size_t(my_node)]);
+      dev::set_thread_node(my_node);
       ThreadStats& st = stats[size_t(t)];
       TxnManager<Engine, CC> m(eng, t);
       typename Bench::Worker w(bench, t);
@@ -291,7 +348,18 @@ nlohmann::json run_pair(const RunContext& ctx) {
           seen = p;
         }
         if (p == kDone || (o.txns && measured >= o.txns)) break;
-        w.next();
+        int affinity = -1;
+        if constexpr (kDispatchable) {
+          if (soft) {
+            w.adopt(dispatcher->next(
+                t, [&] { w.next(); return w.take_drawn(); },
+                [](const Drawn& x, std::vector<uint64_t>& keys) { Bench::Worker::partition_keys(x, keys); }, affinity));
+          } else {
+            w.next();
+          }
+        } else {
+          w.next();
+        }
         uint64_t t0 = __rdtsc();
         bool done = false;
         int attempt = 0;
@@ -333,6 +401,12 @@ nlohmann::json run_pair(const RunContext& ctx) {
           if constexpr (requires { w.kind(); }) kinds[size_t(t)][w.kind() & 7]++;
           st.committed.fetch_add(1, std::memory_order_relaxed);
           if (attempt > 0) st.retried++;
+          if (soft) {
+            auto& a = affine[size_t(t)];
+            a[0]++;
+            a[1] += affinity == my_node;
+            a[2] += affinity < 0;
+          }
           uint64_t t1 = __rdtsc();
           st.latency.add(uint64_t(double(t1 - t0) / tsc_ghz));
           if constexpr (kLagging) {
@@ -388,6 +462,7 @@ nlohmann::json run_pair(const RunContext& ctx) {
   phase.compare_exchange_strong(expect, kMeasure, std::memory_order_acq_rel);
   // An engine with counters of its own that are not per worker (Zen+'s lrt) starts them here.
   if constexpr (requires { eng.begin_measure(); }) eng.begin_measure();
+  const uint64_t remapped0 = sp ? sp->remapped() : 0;
   auto m0 = clk::now();
   // Background threads' traffic (checkpointer, group commit, ...) as published in the window.
   dev::Counters bg0 = dev::published(), bg1;
@@ -423,7 +498,9 @@ nlohmann::json run_pair(const RunContext& ctx) {
   auto m1 = clk::now();
   phase.store(kDone, std::memory_order_release);
   bg1 = dev::published();
+  const uint64_t remapped1 = sp ? sp->remapped() : 0;
   for (auto& w : workers) w.join();
+  stop_remapper();
   if (!error.empty()) {
     eng.stop();
     CC::stop();
@@ -492,13 +569,15 @@ nlohmann::json run_pair(const RunContext& ctx) {
   }
   if constexpr (requires { Bench::kind_names(); }) {
     auto names = Bench::kind_names();
-    nlohmann::json by;
+    nlohmann::json by, tps;
     for (size_t k = 0; k < names.size() && k < 8; k++) {
       uint64_t n = 0;
       for (auto& a : kinds) n += a[k];
       by[names[k]] = n;
+      tps[names[k]] = secs > 0 ? double(n) / secs : 0.0;
     }
     res["committed_by_type"] = by;
+    res["throughput_by_type_tps"] = tps;
     // tpmC: NewOrders completed per minute (rolled-back ones included, as clause 5.4 counts).
     if (by.contains("neworder"))
       res["tpmC"] = secs > 0 ? by["neworder"].template get<uint64_t>() * 60.0 / secs : 0.0;
@@ -509,6 +588,16 @@ nlohmann::json run_pair(const RunContext& ctx) {
                                   {"nvm_read_bytes", double(bg.nvm_read_bytes) * per},
                                   {"nvm_write_bytes", double(bg.nvm_write_bytes) * per},
                                   {"charged_ns", double(bg.charged_cycles) / tsc_ghz * per}};
+  res["numa"] = numa_results(numa, dc, committed);
+  if (soft) {
+    uint64_t ran = 0, on = 0, none = 0;
+    for (auto& a : affine) ran += a[0], on += a[1], none += a[2];
+    res["numa"]["affinity_share"] = ran ? double(on) / double(ran) : 0.0;
+    res["numa"]["no_affinity"] = none;
+    res["numa"]["partitions"] = o.numa_partitions;
+    res["numa"]["partitions_remapped"] = remapped1 - remapped0;
+    res["numa"]["dispatch_overflow"] = dispatcher->overflow();
+  }
   out["results"] = res;
   // Stopped by a signal: measured_s is the time until the stop, the counts what ran until then.
   out["interrupted"] = interrupt_signal() != 0;

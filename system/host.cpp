@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -41,12 +42,12 @@ nlohmann::json host_json(const dev::NvmImage& nvm) {
             {"slower_than_target", h.slower_than_target}}}};
 }
 
-void pin_thread(int tid) {
+void pin_thread(int tid, int real_node) {
   int ncpu = int(std::thread::hardware_concurrency());
   if (ncpu <= 0) return;
-  int nodes = real_numa_nodes();
-  if (nodes > 1) {  // real NUMA: stay on the node, let the kernel pick the core
-    numa_run_on_node(tid % nodes);
+  if (real_node >= 0 && real_numa_nodes() > 1) {  // real NUMA: stay on the node, the kernel picks the core
+    if (numa_run_on_node(real_node) != 0)
+      throw std::runtime_error("cannot run on NUMA node " + std::to_string(real_node));
     return;
   }
   cpu_set_t set;

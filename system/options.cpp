@@ -7,7 +7,9 @@
 #include <regex>
 
 #include "storage/device/cost_profile.h"
+#include "storage/device/numa.h"
 #include "storage/device/nvm_image.h"
+#include "system/numa_host.h"
 
 namespace nvt {
 
@@ -120,10 +122,15 @@ nlohmann::json Options::to_json() const {
       {"nvm_path", nvm_path},     {"nvm_size", nvm_size},
       {"dram_size", dram_size},   {"p_ratio", p_ratio},
       {"profile", profile},       {"persist_domain", persist_domain},
-      {"numa_nodes", numa_nodes}, {"checkpoint", checkpoint}, {"checkpoint_fill", checkpoint_fill},
+      {"numa_nodes", numa_nodes}, {"numa_policy", numa_policy}, {"numa_binding", numa_binding},
+      {"numa_partitions", numa_partitions}, {"numa_delta", numa_delta}, {"numa_eta", numa_eta},
+      {"numa_remap_ms", numa_remap_ms}, {"numa_node_threads", numa_node_threads}, {"numa_real_nodes", numa_real_nodes}, {"checkpoint", checkpoint}, {"checkpoint_fill", checkpoint_fill},
       {"log_size", log_size},     {"group_commit_us", group_commit_us}, {"recover", recover},
       {"lrt_adaptive", lrt_adaptive}, {"lrt_alpha", lrt_alpha}, {"lrt_beta", lrt_beta},
       {"lrt_gamma", lrt_gamma},
+      {"page_size", page_size}, {"epoch_ms", epoch_ms}, {"gleaner_interval_ms", gleaner_interval_ms},
+      {"snapshot_cache", snapshot_cache}, {"gleaner_mappers", gleaner_mappers},
+      {"gleaner_reducers", gleaner_reducers},
       {"epoch_txns", epoch_txns}, {"persistent_row_bytes", persistent_row_bytes}, {"minor_gc", minor_gc},
       {"cached_versions", cached_versions}, {"input_log", input_log}, {"caracal_design", caracal_design},
       {"cache_epochs", cache_epochs},
@@ -152,6 +159,9 @@ nlohmann::json Options::to_json() const {
   opt("write_gbps", write_gbps);
   opt("fence_ns", fence_ns);
   opt("remote_factor", remote_factor);
+  opt("remote_read_factor", remote_read_factor);
+  opt("remote_write_factor", remote_write_factor);
+  opt("remote_dram_factor", remote_dram_factor);
   return j;
 }
 
@@ -185,8 +195,25 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   app.add_option("--read-ns", o.read_ns, "override: random read latency of a 256 B unit (ns)")->check(finite)->check(CLI::Range(0.0, 100000.0));
   app.add_option("--write-gbps", o.write_gbps, "override: device write bandwidth (GB/s)")->check(finite)->check(CLI::Range(0.01, 10000.0));
   app.add_option("--fence-ns", o.fence_ns, "override: persist (fence) latency (ns)")->check(finite)->check(CLI::Range(0.0, 100000.0));
-  app.add_option("--remote-factor", o.remote_factor, "override: remote NUMA cost factor")->check(finite)->check(CLI::Range(1.0, 100.0));
-  app.add_option("--numa-nodes", o.numa_nodes, "logical NUMA nodes (threads and NVM striped over them)")->check(CLI::Range(1, 64))->capture_default_str();
+  app.add_option("--remote-factor", o.remote_factor, "override: remote NUMA cost factor of NVM reads and writes alike")->check(finite)->check(CLI::Range(1.0, 100.0));
+  app.add_option("--remote-read-factor", o.remote_read_factor, "override: cost factor of a remote NVM read (optane-100: 1.2)")->check(finite)->check(CLI::Range(1.0, 100.0));
+  app.add_option("--remote-write-factor", o.remote_write_factor, "override: cost factor of a remote NVM write-back (optane-100: 2.3)")->check(finite)->check(CLI::Range(1.0, 100.0));
+  app.add_option("--remote-dram-factor", o.remote_dram_factor, "override: latency factor of a remote DRAM access (optane-100: 1.6)")->check(finite)->check(CLI::Range(1.0, 100.0));
+  app.add_option("--numa-nodes", o.numa_nodes, "NUMA nodes: real ones where the host has that many (libnuma), else virtual ones in the device model (default 1, or 2 for a --numa-policy that needs two, on a host with two real nodes)")->check(CLI::Range(1, 64));
+  std::vector<std::string> policies = dev::placement_names();
+  policies.push_back("shared");
+  policies.push_back("aware");
+  app.add_option("--numa-policy", o.numa_policy, "memory placement: stripe (the image in k stripes, threads round robin), local (threads and memory on node 0), remote (threads on node 0, memory on node 1), naive (interleaved pages, shared pools; also 'shared'), local-write (per-node pools, Zen writes only its node's Met-Cache and NVM; also 'aware'), soft-partition (local-write + Algorithms 3 and 4)")->check(CLI::IsMember(policies))->capture_default_str();
+  app.add_option("--numa-real-nodes", o.numa_real_nodes, "real NUMA node ids to use, comma separated (default 0..k-1); a node the host lacks is an error")->check([](const std::string& s) {
+    static const std::regex list("^[0-9]+(,[0-9]+)*$");
+    return std::regex_match(s, list) ? std::string() : "'" + s + "' is not a list of node ids like 0,1";
+  });
+  app.add_option("--numa-binding", o.numa_binding, "threads to nodes under naive, local-write and soft-partition: even (thread t on node t mod k) or group (fill a node with --numa-node-threads before the next; Figure 30)")->check(CLI::IsMember({"even", "group"}))->capture_default_str();
+  app.add_option("--numa-node-threads", o.numa_node_threads, "group binding: threads per node (0 = a real node's CPUs, or host CPUs / k for virtual nodes)")->check(CLI::Range(0, 1024))->capture_default_str();
+  app.add_option("--numa-partitions", o.numa_partitions, "soft partition: hash partitions of each table's partition key")->check(CLI::Range(uint64_t(1), uint64_t(1) << 20))->capture_default_str();
+  app.add_option("--numa-delta", o.numa_delta, "soft partition, Algorithm 3: node load difference (share of queued transactions) beyond which the least loaded node gets the transaction")->check(finite)->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  app.add_option("--numa-eta", o.numa_eta, "soft partition, Algorithm 4: remap a partition when the candidate node accessed it more than eta x its owner")->check(finite)->check(CLI::Range(1.0, 100.0))->capture_default_str();
+  app.add_option("--numa-remap-ms", o.numa_remap_ms, "soft partition: run Algorithm 4 every this many ms (0 = never remap)")->check(CLI::Range(0, 600000))->capture_default_str();
 
   app.add_option("--checkpoint", o.checkpoint, "MMDB: checkpoint after load (recovery needs one)")->check(CLI::IsMember({"none", "after-load"}))->capture_default_str();
   app.add_option("--checkpoint-fill", o.checkpoint_fill, "MMDB: take a fuzzy checkpoint (and truncate the logs) when a redo log is this full")->check(CLI::Range(0.05, 1.0))->capture_default_str();
@@ -206,7 +233,16 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   app.add_option("--lrt-alpha", o.lrt_alpha, "Zen+ condition 1: a transaction (not a snapshot reader) that accessed more tuples than this FRACTION of its Met-Cache region runs exclusively (0.95 = the paper's 95%)")->check(finite)->check(fraction(0, true, 1, false))->capture_default_str();
   app.add_option("--lrt-beta", o.lrt_beta, "Zen+ condition 2: free NVM pages below this FRACTION of the page pool make the running transaction with the most accessed tuples run exclusively (0.05 = 5%; 0 = off)")->check(finite)->check(fraction(0, false, 1, true))->capture_default_str();
   app.add_option("--lrt-gamma", o.lrt_gamma, "Zen+ condition 3: a transaction whose aborted attempts accessed more than this many tuples in all runs exclusively (default: the paper's 16M x rows / 2^28, at least 1024)")->check(CLI::Range(uint64_t(1), uint64_t(1) << 40));
-  app.add_option("--log-size", log_size, "MMDB: redo log per thread (default: max(64M, 2 x database / threads))")->check(size);
+  app.add_option("--page-size", o.page_size, "FOEDUS: bytes per page, volatile and snapshot (a power of two that holds a record)")->check(CLI::Range(uint32_t(256), uint32_t(1) << 24))->check([](const std::string& v) {
+    uint64_t x = std::stoull(v);
+    return x && !(x & (x - 1)) ? std::string() : "'" + v + "' is not a power of two";
+  })->capture_default_str();
+  app.add_option("--epoch-ms", o.epoch_ms, "FOEDUS: epoch length in ms (commits are acknowledged once their epoch is durable)")->check(CLI::Range(1, 10000))->capture_default_str();
+  app.add_option("--gleaner-interval-ms", o.gleaner_interval_ms, "FOEDUS: log gleaner period in ms (it also runs when the volatile pool is half full or a log file half full)")->check(CLI::Range(1, 3600000))->capture_default_str();
+  app.add_option("--snapshot-cache", o.snapshot_cache, "FOEDUS: the DRAM cache of snapshot pages (off: every snapshot page read goes to NVM, the paper's FOEDUS-NoSC)")->check(CLI::IsMember({"on", "off"}))->capture_default_str();
+  app.add_option("--gleaner-mappers", o.gleaner_mappers, "FOEDUS: log gleaner mapper threads")->check(CLI::Range(1, 64))->capture_default_str();
+  app.add_option("--gleaner-reducers", o.gleaner_reducers, "FOEDUS: log gleaner reducer threads")->check(CLI::Range(1, 64))->capture_default_str();
+  app.add_option("--log-size", log_size, "MMDB, FOEDUS: log file per thread in NVM (default: max(64M, 2 x database / threads))")->check(size);
 
   app.add_flag("--recover", o.recover, "recover from the existing NVM image at --nvm-path instead of loading, then stop");
   app.add_option("--recovery-threads", o.recovery_threads, "threads for recovery (default --threads)")->check(CLI::Range(1, 1024));
@@ -277,8 +313,30 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
       throw CLI::ValidationError("--crash-at/--evict-prob", "need --power-fail");
     if (!o.out.empty() && !std::ofstream(o.out, std::ios::app))
       throw CLI::ValidationError("--out", "cannot write " + o.out);
+    if (engine == "foedus" && o.workload.rfind("ycsb", 0) == 0) {
+      // A YCSB record (key, columns, and FOEDUS's 8 B TID) must fit a page after its 64 B header.
+      uint64_t record = 8 + uint64_t(o.columns) * uint64_t(o.column_size) + 8;
+      if (64 + (record + 7) / 8 * 8 > o.page_size)
+        throw CLI::ValidationError("--page-size", std::to_string(o.page_size) + " cannot hold one YCSB record (" +
+                                   std::to_string(record) + " B with its TID, after a 64 B page header)");
+    }
     if (o.time_breakdown && cc != "mcsi" && cc != "pgsi")
       throw CLI::ValidationError("--time-breakdown", "is timed in mcsi and pgsi only, not " + cc);
+    if (o.numa_policy == "shared") o.numa_policy = "naive";  // the specs' older names
+    if (o.numa_policy == "aware") o.numa_policy = "local-write";
+    if (o.numa_policy == "soft-partition" && (o.workload != "ycsb" && o.workload != "ycsb-a" && o.workload != "ycsb-b" &&
+                                              o.workload != "ycsb-c" && o.workload != "tpcc"))
+      throw CLI::ValidationError("--numa-policy soft-partition", "partitions YCSB (A-C) and TPC-C requests, not " + o.workload);
+    if (o.numa_policy == "soft-partition" && o.long_txn != "none")
+      throw CLI::ValidationError("--numa-policy soft-partition", "does not dispatch --long-txn transactions");
+    if (dev::per_node_pools(dev::parse_placement(o.numa_policy)) && engine != "zen")
+      throw CLI::ValidationError("--numa-policy " + o.numa_policy,
+                                 "needs an engine with node-local pools (zen), not " + engine);
+    try {  // nodes against the host: exit 2 as for any bad flag
+      plan_numa(o, host_numa_nodes());
+    } catch (const std::invalid_argument& e) {
+      throw CLI::ValidationError("NUMA", e.what());
+    }
     if (!o.verify_ack.empty() && !o.recover)
       throw CLI::ValidationError("--verify-ack", "needs --recover");
     if (o.workload == "tpcc" && (!o.ack_file.empty() || !o.verify_ack.empty()))

@@ -27,7 +27,17 @@ struct Options {
   std::string profile = "optane-100";
   std::string persist_domain = "adr";
   std::optional<double> read_ns, write_gbps, fence_ns, remote_factor;
-  int numa_nodes = 1;
+  std::optional<double> remote_read_factor, remote_write_factor, remote_dram_factor;
+  // NUMA (storage/device/numa.h, system/numa_host.h, system/soft_partition.h)
+  int numa_nodes = 0;              // 0 = not given: 1, or what the policy needs of real nodes
+  std::string numa_policy = "stripe";
+  std::string numa_real_nodes;     // real node ids to use (default 0..k-1 where the host has them)
+  std::string numa_binding = "even";
+  int numa_node_threads = 0;       // group binding: threads per node (0 = the node's CPUs)
+  uint64_t numa_partitions = 2048; // soft partition: hash partitions of each table's partition key
+  double numa_delta = 0.3;         // Algorithm 3: load imbalance beyond which affinity is ignored
+  double numa_eta = 1.2;           // Algorithm 4: a candidate node's count must exceed the owner's x eta
+  int numa_remap_ms = 100;         // Algorithm 4 runs this often
   // Engine
   std::string checkpoint = "after-load";
   double checkpoint_fill = 0.5;  // MMDB: fuzzy checkpoint when a redo log is this full
@@ -38,6 +48,13 @@ struct Options {
   double lrt_alpha = 0.95;
   double lrt_beta = 0.05;
   uint64_t lrt_gamma = 0;      // 0 = 16M scaled by the table size (rows / 2^28)
+  // FOEDUS (storage/engines/foedus/)
+  uint32_t page_size = 4096;
+  int epoch_ms = 20;
+  int gleaner_interval_ms = 1000;
+  std::string snapshot_cache = "on";
+  int gleaner_mappers = 1;
+  int gleaner_reducers = 1;
   // NVCaracal (storage/engines/nvcaracal/)
   uint64_t epoch_txns = 100000;
   uint32_t persistent_row_bytes = 256;

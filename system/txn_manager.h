@@ -199,6 +199,11 @@ class TxnManager {
         if (type == AccessType::Delete) { txn_.cause = AbortCause::User; return nullptr; }
         return a->local;
       }
+      // An engine whose reads may not reach the tuple a write must (FOEDUS: a read of an
+      // immutable snapshot page) moves the access first, or refuses it with a cause.
+      if constexpr (requires { eng_.upgrade(th_, *a); })
+        if (a->type == AccessType::Read)
+          if (AbortCause c = eng_.upgrade(th_, *a); c != AbortCause::None) { txn_.cause = c; return nullptr; }
       if (a->type == AccessType::Read && !cc_.upgrade(txn_, *a)) return nullptr;
       if (type == AccessType::Delete || a->type == AccessType::Read) a->type = type;
       return a->local;
@@ -230,8 +235,17 @@ class TxnManager {
 
   Access* add(AccessType type, uint32_t table, uint64_t key) {
     RowRef ref;
-    if (!eng_.lookup(th_, table, key, ref)) {
+    bool found;
+    // An engine whose lookups differ for writes (FOEDUS installs a volatile page) is told.
+    if constexpr (requires { eng_.lookup(th_, table, key, ref, true); })
+      found = eng_.lookup(th_, table, key, ref, type != AccessType::Read);
+    else
+      found = eng_.lookup(th_, table, key, ref);
+    if (!found) {
       txn_.cause = AbortCause::User;  // a missing key: the workload's own error
+      // ... unless the engine refused it for a cause of its own (FOEDUS: no DRAM page yet).
+      if constexpr (requires { th_.refusal; })
+        if (th_.refusal != AbortCause::None) txn_.cause = th_.refusal;
       return nullptr;
     }
     return &push(type, table, key, ref);

@@ -31,7 +31,12 @@ CostProfile profile_by_name(const std::string& name) {
     p.write_peak_threads = 4;
     p.write_gbps_floor = 7.5;
     p.fence_ns = 62;
-    p.remote_factor = 2.3;  // 4-thread write 13.5 -> 5.9 GB/s remote
+    // Remote NUMA (README, "The NVM device model"): writes 13.5 -> 5.9 GB/s at 4 threads
+    // (Yang et al. FAST'20); reads and DRAM pay one interconnect hop, an assumption (no figure
+    // in ../shared/notes): remote DRAM ~1.6x local on two-socket Xeons, that hop over 305 ns.
+    p.remote_write_factor = 2.3;
+    p.remote_read_factor = 1.2;
+    p.remote_dram_factor = 1.6;
   } else if (name == "optane-200") {
     // DDR4-3200: about +15% bandwidth; same media latency; eADR capable.
     p = profile_by_name("optane-100");
@@ -49,7 +54,9 @@ CostProfile profile_by_name(const std::string& name) {
     p.write_peak_threads = 8;
     p.write_gbps_floor = 30;
     p.fence_ns = 57 + 80;
-    p.remote_factor = 1.5;
+    p.remote_read_factor = 1.5;  // an expander behind another socket: one more hop on ~180 ns
+    p.remote_write_factor = 1.5;
+    p.remote_dram_factor = 1.6;
   } else {
     throw std::invalid_argument("unknown device profile '" + name +
                                 "' (accepted: dram, optane-100, optane-200, cxl)");

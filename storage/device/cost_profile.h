@@ -18,7 +18,11 @@ struct CostProfile {
   int write_peak_threads = 4;   // writers beyond this lose bandwidth (Optane falls to 60%)
   double write_gbps_floor = 0;  // bandwidth at 24 writers
   double fence_ns = 0;          // persist latency of store+clwb+sfence (drain of the WPQ)
-  double remote_factor = 1.0;   // cost multiplier for an access to another (logical) node
+  // Cost multipliers of an access to another NUMA node's memory (numa.h): an NVM read, an NVM
+  // write-back, and a DRAM access (charged as (factor - 1) x the host's DRAM latency).
+  double remote_read_factor = 1.0;
+  double remote_write_factor = 1.0;
+  double remote_dram_factor = 1.0;
   PersistDomain domain = PersistDomain::ADR;
   bool emulated = true;
 

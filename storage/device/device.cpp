@@ -18,42 +18,46 @@ thread_local int t_node = 0;
 
 // A published copy of one thread's counters: written by its owner, read by the harness.
 struct Slot {
-  std::array<std::atomic<uint64_t>, 7> f{};
+  std::array<std::atomic<uint64_t>, Counters::kFields> f{};
 };
 std::mutex g_slots_mu;
 std::deque<Slot> g_slots;  // a deque: slots never move
 thread_local Slot* t_slot = nullptr;
-
-std::array<uint64_t, 7> fields(const Counters& c) {
-  return {c.clwb, c.sfence, c.nvm_read_bytes, c.nvm_write_bytes, c.dram_bytes, c.remote, c.charged_cycles};
-}
 }  // namespace
+
+std::array<uint64_t, Counters::kFields> Counters::fields() const {
+  return {clwb, sfence, nvm_read_bytes, nvm_write_bytes, dram_bytes, remote, charged_cycles,
+          nvm_reads, nvm_writes, dram_reads, dram_writes,
+          remote_nvm_reads, remote_nvm_writes, remote_dram_reads, remote_dram_writes};
+}
+
+Counters Counters::from(const std::array<uint64_t, kFields>& f) {
+  Counters c;
+  c.clwb = f[0], c.sfence = f[1], c.nvm_read_bytes = f[2], c.nvm_write_bytes = f[3];
+  c.dram_bytes = f[4], c.remote = f[5], c.charged_cycles = f[6];
+  c.nvm_reads = f[7], c.nvm_writes = f[8], c.dram_reads = f[9], c.dram_writes = f[10];
+  c.remote_nvm_reads = f[11], c.remote_nvm_writes = f[12], c.remote_dram_reads = f[13];
+  c.remote_dram_writes = f[14];
+  return c;
+}
 
 void publish() {
   if (!t_slot) {
     std::lock_guard g(g_slots_mu);
     t_slot = &g_slots.emplace_back();
   }
-  auto v = fields(t_counters);
+  auto v = t_counters.fields();
   for (size_t i = 0; i < v.size(); i++) t_slot->f[i].store(v[i], std::memory_order_relaxed);
 }
 
 Counters published() {
-  std::array<uint64_t, 7> s{};
+  std::array<uint64_t, Counters::kFields> s{};
   {
     std::lock_guard g(g_slots_mu);
     for (auto& slot : g_slots)
       for (size_t i = 0; i < s.size(); i++) s[i] += slot.f[i].load(std::memory_order_relaxed);
   }
-  Counters c;
-  c.clwb = s[0];
-  c.sfence = s[1];
-  c.nvm_read_bytes = s[2];
-  c.nvm_write_bytes = s[3];
-  c.dram_bytes = s[4];
-  c.remote = s[5];
-  c.charged_cycles = s[6];
-  return c;
+  return Counters::from(s);
 }
 
 Counters& my_counters() { return t_counters; }
@@ -61,28 +65,18 @@ void set_thread_node(int node) { t_node = node; }
 int thread_node() { return t_node; }
 
 Counters& Counters::operator+=(const Counters& o) {
-  clwb += o.clwb;
-  sfence += o.sfence;
-  nvm_read_bytes += o.nvm_read_bytes;
-  nvm_write_bytes += o.nvm_write_bytes;
-  dram_bytes += o.dram_bytes;
-  remote += o.remote;
-  charged_cycles += o.charged_cycles;
-  debt_cycles += o.debt_cycles;
+  auto a = fields(), b = o.fields();
+  for (size_t i = 0; i < kFields; i++) a[i] += b[i];
+  uint64_t debt = debt_cycles + o.debt_cycles;
+  *this = from(a);
+  debt_cycles = debt;
   return *this;
 }
 
 Counters Counters::operator-(const Counters& o) const {
-  Counters r = *this;
-  r.clwb -= o.clwb;
-  r.sfence -= o.sfence;
-  r.nvm_read_bytes -= o.nvm_read_bytes;
-  r.nvm_write_bytes -= o.nvm_write_bytes;
-  r.dram_bytes -= o.dram_bytes;
-  r.remote -= o.remote;
-  r.charged_cycles -= o.charged_cycles;
-  r.debt_cycles = 0;
-  return r;
+  auto a = fields(), b = o.fields();
+  for (size_t i = 0; i < kFields; i++) a[i] -= b[i];
+  return from(a);  // debt_cycles 0
 }
 
 void pay_debt() {
@@ -102,7 +96,7 @@ void flush(const void* p, size_t len) {
   if (!g_model.eadr) c.clwb += lines;
   uint64_t u = units(p, len);
   c.nvm_write_bytes += u * kUnit;
-  if (g_model.charges) charge(c, u * g_model.write_unit_cycles, p);
+  charge_nvm(c, u * g_model.write_unit_cycles, p, true);
 #endif
   if (!g_model.eadr) pmem_flush(p, len);
   if (g_power_fail) g_power_fail->on_flush(p, len);
@@ -139,7 +133,7 @@ void nt_copy(void* dst, const void* src, size_t len) {
   Counters& c = t_counters;
   uint64_t u = units(dst, len);
   c.nvm_write_bytes += u * kUnit;
-  if (g_model.charges) charge(c, u * g_model.write_unit_cycles, dst);
+  charge_nvm(c, u * g_model.write_unit_cycles, dst, true);
 #endif
   pmem_memcpy(dst, src, len, PMEM_F_MEM_NONTEMPORAL | PMEM_F_MEM_NODRAIN);
   if (g_power_fail) g_power_fail->on_flush(dst, len);  // streamed lines persist at the fence

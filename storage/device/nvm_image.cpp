@@ -209,7 +209,7 @@ NvmImage::NvmImage(const DeviceOptions& o)
 #endif
   g_model.base = base_;
   g_model.end = base_ + size_;
-  g_model.nodes = o.numa_nodes;
+  set_numa_layout(Placement::Stripe, o.numa_nodes, {});  // a run's placement comes after (driver)
   g_model.node_span = (size_ + o.numa_nodes - 1) / o.numa_nodes;
   calibrate();
   apply_profile();
@@ -228,6 +228,7 @@ NvmImage::~NvmImage() {
   power_fail_.reset();
   if (base_) pmem_unmap(base_, size_);
   g_model.base = g_model.end = nullptr;
+  set_numa_layout(Placement::Stripe, 1, {});  // a later image or test starts from one node
 }
 
 bool NvmImage::has_region(const std::string& name) const {
@@ -334,7 +335,8 @@ void NvmImage::apply_profile() {
   Model& m = g_model;
   m.charges = profile_.charges;
   m.eadr = profile_.domain == PersistDomain::EADR;
-  m.remote_factor = profile_.remote_factor;
+  m.remote_read_factor = profile_.remote_read_factor;
+  m.remote_write_factor = profile_.remote_write_factor;
   m.tsc_per_ns = host_.tsc_ghz;
   host_.slower_than_target.clear();
   if (!profile_.charges) {
@@ -350,6 +352,7 @@ void NvmImage::apply_profile() {
   double fence_extra = profile_.fence_ns - host_.persist_ns;
   if (fence_extra < 0) host_.slower_than_target.push_back("persist latency");
   m.fence_cycles = cyc(fence_extra);
+  m.remote_dram_cycles = cyc((profile_.remote_dram_factor - 1.0) * host_.dram_read_ns);
 }
 
 }  // namespace nvt::dev

@@ -16,7 +16,7 @@ from plots import FAMILIES
 HELP = parse_help((FIXTURES / "rundb-help.txt").read_text())
 TODAY = Capabilities({"mmdb", "zen"}, {"no_wait", "silo"}, HELP, "fixture")
 SPECS = all_specs()
-PAPERS = {"zen-vldb21", "zen-plus-journal", "nvcaracal-eurosys23", "mcsi", "none (testbed)"}
+PAPERS = {"zen-vldb21", "zen-plus-journal", "nvcaracal-eurosys23", "mcsi", "foedus-sigmod15", "none (testbed)"}
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=[s["name"] for s in SPECS])

@@ -72,6 +72,14 @@ struct DbOptions {
   bool lrt_adaptive = true;
   double lrt_alpha = 0.95, lrt_beta = 0.05;
   uint64_t lrt_gamma = 0;
+  // FOEDUS
+  uint32_t page_size = 4096;
+  int epoch_ms = 20;
+  int gleaner_interval_ms = 1000;
+  bool snapshot_cache = true;
+  // NUMA (storage/device/numa.h): virtual nodes and a placement, threads bound `even`.
+  int numa_nodes = 1;
+  std::string numa_policy = "stripe";
 };
 
 // An engine-CC pair for typed tests: Engine is the engine instantiated for CC, EngineT the
@@ -106,12 +114,19 @@ struct PairDb {
     eo.lrt_alpha = o.lrt_alpha;
     eo.lrt_beta = o.lrt_beta;
     eo.lrt_gamma = o.lrt_gamma;
+    eo.page_size = o.page_size;
+    eo.epoch_ms = o.epoch_ms;
+    eo.gleaner_interval_ms = o.gleaner_interval_ms;
+    eo.snapshot_cache = o.snapshot_cache;
     dev::DeviceOptions d = device_options(path, Engine::nvm_bytes(tables, eo) + (16ull << 20), o.profile,
                                           std::string("engine=") + Engine::name + " " + layout);
     d.reopen = reopen;
     d.writer_threads = o.threads;
     d.power_fail = o.power_fail;
+    d.numa_nodes = o.numa_nodes;
     nvm = std::make_unique<dev::NvmImage>(d);
+    dev::Placement pl = dev::parse_placement(o.numa_policy);
+    dev::set_numa_layout(pl, o.numa_nodes, dev::bind_threads(pl, o.numa_nodes, o.threads, "even", 1));
     dram = std::make_unique<dev::DramBudget>(o.dram_bytes);
     env = std::make_unique<EngineEnv>(EngineEnv{*nvm, *dram, eo});
     eng = std::make_unique<Engine>(*env, tables);

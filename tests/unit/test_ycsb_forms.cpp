@@ -133,6 +133,15 @@ void long_txn_run(const std::string& kind) {
   EXPECT_GT(longs, 0u) << kind;
   EXPECT_EQ(out["workload"]["long_txn_rows_committed"].get<uint64_t>(), longs * 1000);
   EXPECT_GT(committed, longs + 1000) << kind << ": the normal transactions keep committing";
+  // By kind, in the measured phase: at most the all-phase count (a commit after the stop is
+  // not measured).
+  auto& by = out["results"]["committed_by_type"];
+  uint64_t measured_longs = by["long"].get<uint64_t>();
+  EXPECT_EQ(by["normal"].get<uint64_t>() + measured_longs, committed) << kind;
+  EXPECT_GT(measured_longs, 0u) << kind;
+  EXPECT_LE(measured_longs, longs) << kind;
+  double secs = out["results"]["measured_s"].get<double>();
+  EXPECT_NEAR(out["results"]["throughput_by_type_tps"]["long"].get<double>(), double(measured_longs) / secs, 1e-6);
 }
 
 TEST(YcsbForms, LongScanRunsWhileNormalOnesCommitMmdb) { long_txn_run<mmdb::Mmdb<cc::NoWait>, cc::NoWait>("scan"); }

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "storage/device/dram_budget.h"
+#include "storage/device/numa.h"
 
 namespace nvt::zen {
 
@@ -65,8 +66,14 @@ class MetCache {
     for (uint64_t i = 0; i < per_region * uint64_t(regions); i++)
       new (base_ + i * stride_) Entry();
     dead_ = std::make_unique<Dead[]>(size_t(regions));
+    // Region r is worker r's: on its node's DRAM under a per-node NUMA placement (journal
+    // 4.2.2, NUMA-local write: a thread writes only its own region, copying others' entries).
+    dev::add_dram_pool(base_, stride_ * per_region, regions);
   }
-  ~MetCache() { dram_.free(base_, bytes_, what_); }
+  ~MetCache() {
+    dev::remove_dram_pool(base_);
+    dram_.free(base_, bytes_, what_);
+  }
   MetCache(const MetCache&) = delete;
   MetCache& operator=(const MetCache&) = delete;
 

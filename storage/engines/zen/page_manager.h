@@ -67,13 +67,41 @@ class PageManager {
     }
     for (uint64_t i = next_; i-- > 0;)  // lowest reused first
       if (!owners_[i].used) free_.push_back(i);
+    bump_.push_back({next_, npages_, -1});
   }
+
+  // NUMA-local write (papers/zen-plus-journal.txt 4.2.2): under a per-node placement the pages
+  // of heap region r come from the NVM of its writer's node (worker r mod threads), so a commit
+  // writes only local NVM. The heap's pages alternate between nodes (the device model's 2 MB
+  // extents); each node bump-allocates its own. A node whose pages are all taken borrows
+  // another's (counted in foreign_pages()).
+  void place_by_writer(int threads) {
+    std::lock_guard g(mu_);
+    threads_ = threads;
+    bump_.clear();
+    nodes_ = dev::g_model.nodes;
+    for (int n = 0; n < nodes_; n++) bump_.push_back({next_, npages_, n});
+  }
+  // Pages a region got from another node than its writer's (its own had none left).
+  uint64_t foreign_pages() const { return foreign_.load(); }
 
   uint64_t pages() const { return npages_; }
   // Pages allocate() can still hand out: never used ones and freed ones.
   uint64_t pages_left() {
     std::lock_guard g(mu_);
-    return npages_ - next_ + free_.size();
+    uint64_t n = free_.size();
+    for (auto& b : bump_) {
+      if (b.node < 0 || b.next >= b.end) {
+        n += b.end - b.next;
+        continue;
+      }
+      // Pages of node b.node in [next, end): pages alternate nodes (node of page i is
+      // (node of page 0 + i) mod nodes).
+      uint64_t first = (uint64_t(b.node) + uint64_t(nodes_) - uint64_t(dev::nvm_node(page(0)) % nodes_)) % uint64_t(nodes_);
+      auto below = [&](uint64_t x) { return x <= first ? 0 : (x - first + uint64_t(nodes_) - 1) / uint64_t(nodes_); };
+      n += below(b.end) - below(b.next);
+    }
+    return n;
   }
   uint64_t used() const { return used_.load(); }
   // Freed pages not yet reused (on the free-page list).
@@ -97,23 +125,44 @@ class PageManager {
   // before any slot of it is handed out. kNoPage when the heap is full.
   uint64_t allocate(uint32_t table, uint32_t region) {
     std::lock_guard g(mu_);
-    uint64_t i;
-    if (!free_.empty()) {
-      i = free_.back();
-      free_.pop_back();
-      std::memset(page(i), 0, kPageBytes);  // durable before the entry names the new owner
-      dev::persist(page(i), kPageBytes);
-    } else {
-      if (next_ >= npages_) return kNoPage;
-      i = next_++;
-      meta_->high = next_;  // before the entry: a page above the mark is never written
-      dev::persist(&meta_->high, sizeof meta_->high);
+    int node = threads_ ? dev::node_of_thread(int(region % uint32_t(threads_))) : -1;
+    uint64_t i = take(node);
+    if (i == kNoPage && node >= 0) {
+      i = take(-1);
+      if (i != kNoPage) foreign_++;
     }
+    if (i == kNoPage) return kNoPage;
     owners_[i] = Owner{table, region, true};
     std::atomic_ref<uint64_t>(table_[i]).store(uint64_t(table + 1) | uint64_t(region) << 32);
     dev::persist(&table_[i], 8);
     used_++;
     return i;
+  }
+
+  // A free page (of `node`, or any when -1): a freed one first (zeroed and persisted here, before
+  // the entry names the new owner), else the next never used one; kNoPage when there is none.
+  uint64_t take(int node) {
+    for (size_t k = free_.size(); k-- > 0;) {
+      uint64_t i = free_[k];
+      if (node >= 0 && dev::nvm_node(page(i)) != node) continue;
+      free_.erase(free_.begin() + std::ptrdiff_t(k));
+      std::memset(page(i), 0, kPageBytes);  // durable before the entry names the new owner
+      dev::persist(page(i), kPageBytes);
+      return i;
+    }
+    for (auto& b : bump_) {
+      if (node >= 0 && b.node != node) continue;
+      // The range's next page of its node (every page when not placed).
+      while (b.next < b.end && b.node >= 0 && dev::nvm_node(page(b.next)) != b.node) b.next++;
+      if (b.next >= b.end) continue;
+      uint64_t i = b.next++;
+      if (i >= meta_->high) {
+        meta_->high = i + 1;  // before the entry: a page above the mark is never written
+        dev::persist(&meta_->high, sizeof meta_->high);
+      }
+      return i;
+    }
+    return kNoPage;
   }
 
   // Page `i` holds nothing live (every slot free): its entry is cleared durably and the page
@@ -149,7 +198,15 @@ class PageManager {
   uint64_t npages_ = 0;
   std::vector<Owner> owners_;  // DRAM mirror of the page table (a few bytes per 2 MB)
   mutable std::mutex mu_;
-  uint64_t next_ = 0;          // bump pointer
+  uint64_t next_ = 0;          // pages below it were used before this process (or freed)
+  struct Bump {
+    uint64_t next, end;  // never used pages [next, end)
+    int node;            // their NUMA node (-1: not placed)
+  };
+  std::vector<Bump> bump_;     // one range, or one per node under place_by_writer()
+  int threads_ = 0;            // place_by_writer(): regions' writers
+  int nodes_ = 1;
+  std::atomic<uint64_t> foreign_{0};
   std::vector<uint64_t> free_;  // freed pages, entries cleared; the back one is reused first
   std::atomic<uint64_t> used_{0};
 };

@@ -71,7 +71,7 @@ class Zen {
  public:
   static constexpr const char* name = "zen";
   template <class C>
-  static constexpr bool supports = !needs_nvmvcc<C> && !needs_caracal<C>;  // not MCSI/PGSI: they need nvmvcc
+  static constexpr bool supports = !needs_nvmvcc<C> && !needs_foedus<C> && !needs_caracal<C>;  // not MCSI/PGSI: they need nvmvcc
   using Meta = typename CC::Meta;
   using Cache = MetCache<Meta>;
   using Entry = typename Cache::Entry;
@@ -171,6 +171,8 @@ class Zen {
     env.dram.charge(kPrivateBytesPerThread * uint64_t(nthreads_), "private");
     pages_ = std::make_unique<PageManager>(env.nvm, heap_pages(tables, env.opt));
     if (ZEN_NAIVE_ALLOC) bitmap_ = std::make_unique<AllocBitmap>(env.nvm, *pages_);
+    // NUMA-local write (journal 4.2.2): each region's pages from its writer's node.
+    if (dev::per_node_pools(dev::g_model.placement) && dev::g_model.nodes > 1) pages_->place_by_writer(nthreads_);
     // Allocator metadata: at most one free-list pointer per heap slot.
     env.dram.charge(metadata_bytes(tables, env.opt), "zen.allocator");
 
@@ -733,7 +735,8 @@ class Zen {
             {"nvm_tuples_reclaimed", reclaimed},
             {"garbage_pending", pending},
             {"idle_fences", idle},
-            {"nvm_pages", {{"used", pages_->used()}, {"total", pages_->pages()}, {"freed", pages_->freed()}, {"per_region", regions}}},
+            {"nvm_pages", {{"used", pages_->used()}, {"total", pages_->pages()}, {"freed", pages_->freed()}, {"per_region", regions},
+                           {"from_other_node", pages_->foreign_pages()}}},
             {"exclusive_mode_entries", lrt_.entries()},
             {"lrt", lrt_.stats()},
             {"persist_order", order},
@@ -806,8 +809,12 @@ class Zen {
   // this transaction's own, refilled as fill() would, so the CC decides as on a refilled entry (a
   // snapshot reader below the evicted history's bound reads it; else it aborts as after a refill).
   // The slot stays intact while the transaction runs: whatever supersedes it gets a Tx-CTS above
-  // this thread's active_since, which holds reclamation back. Its bytes are charged by the CC's
-  // copy (the header word shares their first 256 B unit).
+  // this thread's active_since, which holds reclamation back. (A writer moves the index from the
+  // NVM-tuple to its Met-Cache entry when it reads the tuple, before it takes its Tx-CTS, so a
+  // lookup that still found the NVM-tuple came after this transaction's active_since and before
+  // that Tx-CTS; only the privileged transaction moves the index from one NVM-tuple to another,
+  // and it runs alone.) Its bytes are charged by the CC's copy (the header word shares their
+  // first 256 B unit).
   bool direct(Thread& th, uint32_t table, uint64_t key, uint64_t v, RowRef& ref) {
     char* nvm = nvm_of(v);
     NvmTuple* n = NvmTuple::at(nvm);

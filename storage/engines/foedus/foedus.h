@@ -1,0 +1,771 @@
+// The FOEDUS-style engine (papers/foedus-sigmod15.txt sections 4-7 and Appendix D; what differs
+// from the paper is in the README). All data live in fixed-size pages (page.h) reached through
+// dual pointers (dual_pointer.h): a volatile page in DRAM where one was installed, else the
+// immutable snapshot page in NVM, read through the snapshot cache (snapshot_cache.h). Storages
+// are array storages (array_storage.h) over dense keys. A commit (CC `foedus`: Silo's OCC with
+// a pointer set) appends redo records to its worker's log buffer; the log writer (log_writer.h)
+// makes epochs durable; a transaction is acknowledged once its epoch is. The log gleaner
+// (gleaner.h) turns durable logs into a new snapshot, by interval and under DRAM pressure, and
+// then installs snapshot pointers and drops the volatile pages nobody modified meanwhile, with
+// transactions paused (7.5). A restart (--recover) runs the gleaner over the logs since the
+// last snapshot and starts with no volatile pages but the roots (7.7).
+#pragma once
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "storage/device/power_fail.h"
+#include "storage/engine.h"
+#include "storage/engines/foedus/array_storage.h"
+#include "storage/engines/foedus/epoch.h"
+#include "storage/engines/foedus/gleaner.h"
+#include "storage/engines/foedus/log_writer.h"
+#include "storage/engines/foedus/metadata.h"
+#include "storage/engines/foedus/snapshot_area.h"
+#include "storage/engines/foedus/snapshot_cache.h"
+#include "storage/engines/foedus/volatile_pool.h"
+
+namespace nvt::foedus {
+
+template <class CC>
+class Foedus {
+ public:
+  static constexpr const char* name = "foedus";
+  template <class C>
+  static constexpr bool supports = needs_foedus<C>;
+  static constexpr uint64_t kLogBufferBytes = 256ull << 10;  // per worker, DRAM
+  // The gleaner runs when the volatile pool is this full (DRAM pressure).
+  static constexpr double kPressure = 0.5;
+
+  struct Thread {
+    WorkerLog* log = nullptr;
+    uint64_t commit_epoch = 0;
+    AbortCause refusal = AbortCause::None;
+    uint64_t drop_pass_seen = 0;  // the gleaner's drop passes when a volatile page was refused
+    // Counters, monotonic; written by the worker alone, read by begin_measure() while it runs.
+    struct Count {
+      std::atomic<uint64_t> n{0};
+      void operator++(int) { n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+      operator uint64_t() const { return n.load(std::memory_order_relaxed); }
+    };
+    Count volatile_reads, snapshot_reads, cache_hits, cache_misses, installs;
+    // Copies of snapshot records handed to the CC, valid until release().
+    std::vector<std::unique_ptr<char[]>> chunks;
+    size_t chunk = 0, used = 0;
+    std::vector<char> page;  // a snapshot page read without the cache
+    char* copy_space(uint32_t len) {
+      constexpr size_t kChunk = 64 << 10;
+      if (chunks.empty() || used + len > kChunk) {
+        if (!chunks.empty()) chunk++, used = 0;
+        if (chunk == chunks.size()) chunks.emplace_back(new char[std::max<size_t>(kChunk, len)]);
+      }
+      char* p = chunks[chunk].get() + used;
+      used += (len + 7) / 8 * 8;
+      return p;
+    }
+  };
+
+  // NVM the image needs: metadata, snapshot pages for three full trees (the current snapshot,
+  // the one being written, pages retired but not yet free), one log file per thread.
+  static uint64_t snapshot_pages(const std::vector<TableInfo>& tables, const EngineOptions& o) {
+    uint64_t pages = 64;
+    for (auto& t : tables) pages += 3 * ArrayShape(Geometry(o.page_size, t.schema.tuple_size(), t.name), t.capacity).total_pages();
+    return pages;
+  }
+  static uint64_t nvm_bytes(const std::vector<TableInfo>& tables, const EngineOptions& o) {
+    return (4ull << 20) + snapshot_pages(tables, o) * o.page_size + uint64_t(o.threads) * (o.log_bytes + (2ull << 20)) +
+           (8ull << 20);
+  }
+  // (snapshot cache hits, snapshot page reads) of one thread: the cache hit rate.
+  static std::pair<uint64_t, uint64_t> hit_counts(const Thread& th) {
+    return {th.cache_hits, th.cache_hits + th.cache_misses};
+  }
+
+  Foedus(EngineEnv& env, const std::vector<TableInfo>& tables) : env_(env), nthreads_(env.opt.threads) {
+    const EngineOptions& o = env.opt;
+    if (tables.size() > kMaxStorages) throw std::invalid_argument("FOEDUS: too many tables");
+    for (auto& ti : tables) {
+      auto s = std::make_unique<Storage>(ti, ArrayShape(Geometry(o.page_size, ti.schema.tuple_size(), ti.name), ti.capacity));
+      trees_.push_back({ti.id, s->shape, {}});
+      for (uint64_t n : s->shape.pages) trees_.back().ptrs.emplace_back(n, 0);
+      storages_.push_back(std::move(s));
+    }
+    ps_ = o.page_size;
+    // NVM: metadata, snapshot area, logs (as many as the image was made with).
+    dev::Region meta = env.nvm.region("foedus.meta", (sizeof(MetaArea) + 4095) / 4096 * 4096, dev::RegionKind::Persistent);
+    meta_ = reinterpret_cast<MetaArea*>(meta.base);
+    if (!meta.existed) {
+      memset(static_cast<void*>(meta_), 0, sizeof *meta_);
+      meta_->magic = MetaArea::kMagic;
+      meta_->nlogs = uint64_t(nthreads_);
+      meta_->page_size = o.page_size;
+      dev::persist(meta_, sizeof *meta_);
+    } else if (meta_->magic != MetaArea::kMagic) {
+      throw std::runtime_error("FOEDUS: the image's metadata is not FOEDUS's");
+    } else if (meta_->page_size != o.page_size) {
+      throw std::invalid_argument("FOEDUS: the image was made with --page-size " + std::to_string(meta_->page_size) +
+                                  ", not " + std::to_string(o.page_size));
+    }
+    nlogs_ = uint32_t(meta_->nlogs);
+    if (nlogs_ > kMaxLogs || nlogs_ == 0) throw std::runtime_error("FOEDUS: bad log count in the image");
+    if (uint32_t(nthreads_) > nlogs_ && meta.existed)
+      throw std::invalid_argument("FOEDUS: the image has logs for " + std::to_string(nlogs_) + " threads");
+    area_ = std::make_unique<SnapshotArea>(
+        env.nvm.region("foedus.snapshot", snapshot_pages(tables, o) * ps_, dev::RegionKind::Persistent), ps_);
+    std::vector<dev::Region> files;
+    for (uint32_t i = 0; i < nlogs_; i++)
+      files.push_back(env.nvm.region("foedus.log." + std::to_string(i), o.log_bytes, dev::RegionKind::Persistent));
+    // DRAM: log buffers and private data, the gleaner's page tables, then volatile pages and the
+    // snapshot cache share what is left.
+    log_mem_ = static_cast<char*>(env.dram.alloc(kLogBufferBytes * nlogs_, "foedus.log_buffers"));
+    env.dram.charge(kPrivateBytesPerThread * uint64_t(nthreads_), "private");
+    uint64_t table_bytes = 0, min_pages = 0;
+    for (auto& t : trees_) {
+      table_bytes += t.shape.total_pages() * sizeof(SnapshotPtr);
+      min_pages += 1 + uint64_t(t.shape.root_level()) * uint64_t(nthreads_) * 4;  // a root, paths
+    }
+    env.dram.charge(table_bytes, "foedus.gleaner_page_tables");
+    uint64_t left = env.dram.left();
+    uint64_t pool_pages = std::max<uint64_t>(min_pages + 16, left / 4 * 3 / ps_);
+    if (pool_pages * ps_ > left)
+      throw dev::BudgetError("FOEDUS: the DRAM budget (" + std::to_string(env.dram.budget()) +
+                             " B) leaves no room for its volatile pages and snapshot cache: raise --dram-size or lower --p-ratio");
+    pool_ = std::make_unique<VolatilePool>(env.dram, pool_pages, ps_);
+    if (o.snapshot_cache)
+      cache_ = std::make_unique<SnapshotCache>(env.dram, env.dram.left() / (ps_ + SnapshotCache::kOverhead), ps_);
+    for (uint32_t i = 0; i < nlogs_; i++)
+      logs_.push_back(std::make_unique<WorkerLog>(log_mem_ + i * kLogBufferBytes, kLogBufferBytes));
+    std::vector<WorkerLog*> wl;
+    for (auto& l : logs_) wl.push_back(l.get());
+    writer_ = std::make_unique<LogWriter>(meta_, std::move(files), wl, o.epoch_ms);
+    threads_.resize(size_t(nthreads_));
+    for (int i = 0; i < nthreads_; i++) {
+      threads_[size_t(i)].log = logs_[size_t(i)].get();
+      threads_[size_t(i)].page.resize(ps_);
+    }
+    if (!meta.existed) {
+      // A fresh image: the initial snapshot's leaves are laid out now, in order, and load()
+      // writes records straight into them (the paper loads, then snapshots; at load no
+      // transaction runs, so the result is the same, without the DRAM to hold it all).
+      for (auto& t : trees_)
+        for (auto& p : t.ptrs[0]) p = make_snapshot_ptr(1, area_->take());
+      g_epoch.store(1);
+    }
+  }
+
+  ~Foedus() {
+    stop();
+    for (auto& s : storages_)
+      if (s->root) pool_->give(s->root);
+    env_.dram.free(log_mem_, kLogBufferBytes * nlogs_, "foedus.log_buffers");
+  }
+
+  Thread& thread(int tid) { return threads_.at(size_t(tid)); }
+  const TableInfo& table_info(uint32_t t) const { return storages_[t]->info; }
+
+  void load(Thread&, uint32_t table, uint64_t key, const char* image) {
+    SnapshotTree& t = trees_[table];
+    if (key >= t.shape.capacity) throw std::runtime_error("FOEDUS array storage " + storages_[table]->info.name +
+                                                          ": key " + std::to_string(key) + " beyond its capacity");
+    Page* p = area_->page(snapshot_index(t.ptrs[0][t.shape.leaf_of(key)]));
+    uint64_t s = t.shape.slot_in_leaf(key);
+    p->tid(s, t.shape.g.slot)->store(0, std::memory_order_relaxed);  // loaded: TID 0
+    memcpy(p->payload(s, t.shape.g.slot), image, t.shape.g.len);
+  }
+
+  // The initial snapshot: leaf headers, interior pages, metadata; then the volatile roots.
+  void after_load() {
+    for (auto& t : trees_)
+      for (uint64_t leaf = 0; leaf < t.ptrs[0].size(); leaf++) {
+        Page* p = area_->page(snapshot_index(t.ptrs[0][leaf]));
+        p->hdr = PageHeader{t.id, 0, 0, leaf, 0, {}};
+        dev::flush(p, ps_);
+      }
+    std::vector<std::vector<uint64_t>> all(trees_.size());
+    for (size_t i = 0; i < trees_.size(); i++)
+      for (uint64_t l = 0; l < trees_[i].ptrs[0].size(); l++) all[i].push_back(l);
+    write_interiors(trees_, *area_, all, 0, 1);  // fences
+    write_snapshot_meta(1, 0, std::vector<uint64_t>(nlogs_, 0));
+    make_roots();
+  }
+
+  void start() {
+    writer_->start();
+    if (running_.exchange(true)) return;
+    gleaner_ = std::thread([this] { gleaner_loop(); });
+  }
+  void stop() {
+    stop_gleaner();
+    writer_->stop();
+  }
+  // Tests: the background threads die as with the power (no last log pass).
+  void halt() {
+    stop_gleaner();
+    writer_->halt();
+  }
+  void stop_gleaner() {
+    if (running_.exchange(false)) {
+      {
+        std::lock_guard g(wake_mu_);
+        wake_ = true;
+      }
+      wake_cv_.notify_all();
+      gleaner_.join();
+    }
+  }
+
+  // A transaction starts (or retries): wait while the gleaner installs pointers, then publish
+  // the epoch it runs in (the log writer never declares it durable while it runs).
+  void begin(Thread& th, bool) {
+    // Refused a volatile page last time: wait (outside any transaction) for the gleaner's next
+    // drop pass rather than abort again and again (bounded: the gleaner may have nothing to drop).
+    if (th.refusal == AbortCause::DramSpace && running_.load()) {
+      auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2 * env_.opt.epoch_ms + 10);
+      while (drop_passes_.load(std::memory_order_acquire) == th.drop_pass_seen && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    for (;;) {
+      th.log->active_epoch.store(g_epoch.load(std::memory_order_seq_cst), std::memory_order_seq_cst);
+      if (!paused_.load(std::memory_order_seq_cst)) break;
+      th.log->active_epoch.store(0, std::memory_order_seq_cst);
+      while (paused_.load(std::memory_order_acquire)) std::this_thread::yield();
+    }
+    th.refusal = AbortCause::None;
+  }
+
+  bool lookup(Thread& th, uint32_t table, uint64_t key, RowRef& ref) { return lookup(th, table, key, ref, false); }
+  // Follow the dual pointers from the root: volatile pages while there are; a read that meets
+  // a pointer with no volatile page continues in the snapshot world (and the CC watches that
+  // pointer); a write installs volatile pages down to the leaf instead.
+  bool lookup(Thread& th, uint32_t table, uint64_t key, RowRef& ref, bool for_write) {
+    Storage& s = *storages_[table];
+    const ArrayShape& sh = s.shape;
+    if (key >= sh.capacity) return false;
+    uint64_t leaf = sh.leaf_of(key);
+    Page* p = s.root;
+    for (int level = sh.root_level(); level > 0; level--) {
+      DualPointer& d = *p->child(sh.child_slot(level, leaf));
+      dev::read(&d, sizeof d);
+      Page* v = d.volatile_page.load(std::memory_order_acquire);
+      if (!v) {
+        if (!for_write) return snapshot_read(th, s, d, level - 1, leaf, key, ref);
+        if (!(v = install(th, d))) {
+          th.refusal = AbortCause::DramSpace;
+          th.drop_pass_seen = drop_passes_.load(std::memory_order_acquire);
+          return false;
+        }
+      }
+      p = v;
+    }
+    uint64_t slot = sh.slot_in_leaf(key);
+    ref = RowRef{p->payload(slot, sh.g.slot), p->tid(slot, sh.g.slot), nullptr};
+    th.volatile_reads++;
+    return true;
+  }
+
+  // A read of a snapshot record becomes a write: install the volatile pages it needs and abort
+  // this attempt (it installed under its own pointer set; the retry reads the volatile page).
+  AbortCause upgrade(Thread& th, Access& a) {
+    if (a.row.meta) return AbortCause::None;
+    RowRef ref;
+    return lookup(th, a.table, a.key, ref, true) ? AbortCause::Validation : th.refusal;
+  }
+
+  // The commit's persistence: its redo records go to the worker's log buffer, with the commit
+  // TID, while the write set is still locked. Durability comes with the epoch.
+  uint64_t persist(Thread& th, Access* acc, size_t n) {
+    if (!n) return 0;
+    uint64_t tid = acc[0].version;
+    th.commit_epoch = epoch_of(tid);
+    uint64_t bytes = 0, recs = 0;
+    for (size_t i = 0; i < n; i++)
+      if (acc[i].type != AccessType::Read) bytes += LogRecord::size_for(acc[i].len), recs++;
+    if (!recs) return tid;
+    if (!th.log->buf.reserve(bytes)) throw std::runtime_error("FOEDUS: a transaction's log records exceed its log buffer");
+    for (size_t i = 0; i < n; i++) {
+      Access& a = acc[i];
+      if (a.type == AccessType::Read) continue;
+      th.log->buf.put(LogRecord{LogRecord::size_for(a.len), a.table, a.key, tid}, a.local, a.len);
+    }
+    th.log->buf.publish();
+    th.log->records.fetch_add(recs, std::memory_order_release);
+    return tid;
+  }
+  void install(Thread&, Access& a) {
+    dev::write(a.row.data, a.len);
+    memcpy(a.row.data, a.local, a.len);
+  }
+  void committed(Thread&) {}
+  void release(Thread& th, Access*, size_t) {
+    th.log->active_epoch.store(0, std::memory_order_seq_cst);
+    th.chunk = 0;
+    th.used = 0;
+  }
+
+  // Acknowledgement: a commit is durable once its epoch is.
+  uint64_t commit_token(const Thread& th) const { return th.commit_epoch; }
+  std::pair<uint64_t, uint64_t> durable_point() const { return {writer_->durable_epoch(), writer_->durable_tsc()}; }
+  void sync(Thread& th) {
+    while (writer_->durable_epoch() < th.commit_epoch) {
+      if (!writer_->running()) {  // no log writer thread (unit tests): do its work here
+        g_epoch.fetch_add(1);
+        writer_->pass();
+        continue;
+      }
+      dev::pay_debt();
+      std::this_thread::yield();
+    }
+  }
+
+  // One gleaning (7.1-7.5), also for tests. False when no new epoch was durable.
+  bool glean_now() { return run_gleaner(false); }
+
+  RecoveryReport recover(int nthreads) {
+    RecoveryReport rep;
+    dev::read(meta_, sizeof *meta_);
+    const SnapshotMeta* snap = MetaArea::newest(meta_->snapshot);
+    const EpochMarker* mark = MetaArea::newest(meta_->marker, uint64_t(nlogs_));
+    if (!snap) throw std::runtime_error("FOEDUS: the image holds no complete snapshot (power failed during the load?)");
+    SnapshotMeta sm = *snap;
+    uint64_t durable = mark ? mark->epoch : 0;
+    std::vector<uint64_t> lsn(nlogs_);
+    for (uint32_t i = 0; i < nlogs_; i++) lsn[i] = mark ? mark->lsn[i] : sm.gleaned[i];
+    rep.lap("read_metadata");
+    // The snapshot's page tables, from its interior pages; every other page is free.
+    std::vector<uint64_t> live;
+    for (auto& t : trees_) {
+      t.ptrs.back()[0] = sm.root[t.id];
+      for (int level = t.shape.root_level(); level > 0; level--)
+        for (uint64_t idx = 0; idx < t.shape.pages[size_t(level)]; idx++) {
+          const Page* p = area_->page(snapshot_index(t.ptrs[size_t(level)][idx]));
+          dev::read(p, ps_);
+          for (uint64_t c = 0; c < t.shape.children(level, idx); c++)
+            t.ptrs[size_t(level) - 1][idx * t.shape.g.fanout + c] = const_cast<Page*>(p)->child(c)->snapshot_page.load();
+        }
+      for (auto& lv : t.ptrs)
+        for (SnapshotPtr x : lv) live.push_back(snapshot_index(x));
+    }
+    area_->reset(sm.high_water, live);
+    snapshot_id_ = sm.id;
+    snapshot_epoch_ = sm.epoch;
+    rep.lap("read_snapshot_tree");
+    // Truncate each log at the durable epoch: records past the marker's LSN, or of a later
+    // epoch, never committed; the gleaner stops at them and the next snapshot skips them.
+    std::vector<LogRange> ranges;
+    for (uint32_t i = 0; i < nlogs_; i++)
+      ranges.push_back({writer_->file(i), writer_->file_bytes(i), sm.gleaned[i], std::max(sm.gleaned[i], lsn[i])});
+    rep.lap("truncate_logs");
+    GleanResult r = glean(trees_, *area_, ranges, durable, snapshot_id_ + 1,
+                          std::min(nthreads, env_.opt.gleaner_mappers > 1 ? env_.opt.gleaner_mappers : nthreads),
+                          std::max(1, env_.opt.gleaner_reducers > 1 ? env_.opt.gleaner_reducers : nthreads));
+    rep.replayed = r.records;
+    dev::crash_point("foedus.restart");
+    std::vector<uint64_t> upto(nlogs_);
+    for (uint32_t i = 0; i < nlogs_; i++) upto[i] = ranges[i].to;
+    uint64_t epoch = std::max(durable, sm.epoch);
+    write_snapshot_meta(snapshot_id_ + 1, epoch, upto);
+    area_->release_retired();
+    writer_->reset(epoch, upto);
+    g_epoch.store(epoch + 2);
+    record(r, 0);
+    rep.lap("glean_logs");
+    make_roots();  // no volatile pages but the roots
+    rep.lap("install_roots");
+    for (auto& s : storages_) rep.rows += s->shape.capacity;
+    return rep;
+  }
+
+  // The current image of a tuple (checkers, at quiescence): volatile if installed, else the
+  // snapshot page read directly in NVM. version = its TID.
+  bool read_current(uint32_t table, uint64_t key, char* out, uint64_t& version) {
+    Storage& s = *storages_.at(table);
+    const ArrayShape& sh = s.shape;
+    if (key >= sh.capacity) return false;
+    uint64_t leaf = sh.leaf_of(key), slot = sh.slot_in_leaf(key);
+    Page* p = s.root;
+    int level = sh.root_level();
+    for (; level > 0; level--) {
+      DualPointer& d = *p->child(sh.child_slot(level, leaf));
+      Page* v = d.volatile_page.load();
+      if (!v) break;
+      p = v;
+    }
+    if (level > 0) {  // snapshot world from here down
+      SnapshotPtr sp = p->child(sh.child_slot(level, leaf))->snapshot_page.load();
+      for (level--;; level--) {
+        p = area_->page(snapshot_index(sp));
+        dev::read(p, ps_);
+        if (level == 0) break;
+        sp = p->child(sh.child_slot(level, leaf))->snapshot_page.load();
+      }
+    }
+    memcpy(out, p->payload(slot, sh.g.slot), sh.g.len);
+    version = p->tid(slot, sh.g.slot)->load() & ~(1ull << 63);
+    return true;
+  }
+
+  // Invariants at quiescence: every snapshot page the trees name has its own header (storage,
+  // level, position) and no record above the snapshot's epoch or locked; no volatile record
+  // is locked.
+  nlohmann::json check() const {
+    uint64_t bad = 0;
+    std::vector<std::string> ex;
+    auto fail = [&](const std::string& m) { if (++bad <= 10) ex.push_back(m); };
+    for (auto& t : trees_)
+      for (size_t level = 0; level < t.ptrs.size(); level++)
+        for (uint64_t idx = 0; idx < t.ptrs[level].size(); idx++) {
+          const Page* p = area_->page(snapshot_index(t.ptrs[level][idx]));
+          if (!t.ptrs[level][idx] || p->hdr.storage != t.id || p->hdr.level != level || p->hdr.index != idx) {
+            fail("storage " + std::to_string(t.id) + " level " + std::to_string(level) + " page " + std::to_string(idx) +
+                 " names a snapshot page of another position");
+            continue;
+          }
+          if (level == 0)
+            for (uint64_t r = 0; r < t.shape.records(idx); r++) {
+              uint64_t tid = const_cast<Page*>(p)->tid(r, t.shape.g.slot)->load();
+              if ((tid >> 63) || epoch_of(tid) > std::max<uint64_t>(p->hdr.snapshot_epoch, snapshot_epoch_.load()))
+                fail("snapshot record " + std::to_string(idx * t.shape.g.per_leaf + r) + " of storage " +
+                     std::to_string(t.id) + " locked or above its snapshot's epoch");
+            }
+        }
+    return {{"violations", bad}, {"examples", ex}};
+  }
+
+  // For tests and stats: volatile pages in use, snapshot pages in use.
+  uint64_t volatile_pages() const { return pool_->in_use(); }
+  uint64_t snapshot_pages_in_use() const { return area_->in_use(); }
+  uint64_t snapshot_epoch() const { return snapshot_epoch_; }
+  uint64_t durable_epoch() const { return writer_->durable_epoch(); }
+
+  // Counters of the measured phase start here (the driver calls it as the phase starts).
+  void begin_measure() {
+    std::array<uint64_t, 5> c = counts();
+    std::lock_guard g(stats_mu_);
+    measured_ = Totals{};
+    counts0_ = c;
+  }
+  // Workers' counters summed: volatile reads, snapshot reads, cache hits, misses, installs.
+  std::array<uint64_t, 5> counts() const {
+    std::array<uint64_t, 5> c{};
+    for (auto& th : threads_) {
+      c[0] += th.volatile_reads;
+      c[1] += th.snapshot_reads;
+      c[2] += th.cache_hits;
+      c[3] += th.cache_misses;
+      c[4] += th.installs;
+    }
+    return c;
+  }
+
+  // Counts since begin_measure() (the measured phase; since the start when it was not called),
+  // but `gleaner` and `log_writer`, which are lifetime totals (`gleaner_measured`: the phase's).
+  nlohmann::json stats() const {
+    std::array<uint64_t, 5> c = counts();
+    LogWriter::Stats ls = writer_->stats();
+    std::lock_guard g(stats_mu_);
+    for (size_t i = 0; i < c.size(); i++) c[i] -= counts0_[i];
+    uint64_t vr = c[0], sr = c[1], hits = c[2], misses = c[3], inst = c[4];
+    auto totals = [&](const Totals& t) {
+      return nlohmann::json{{"runs", t.runs},
+                            {"time_s", t.time_s},
+                            {"map_s", t.map_s},
+                            {"reduce_s", t.reduce_s},
+                            {"install_s", t.install_s},
+                            {"pause_s", t.pause_s},
+                            {"log_records", t.records},
+                            {"records_applied", t.applied},
+                            {"log_bytes_gleaned", t.log_bytes},
+                            {"snapshot_pages_written", t.pages},
+                            {"snapshot_bytes_written", t.bytes},
+                            {"volatile_pages_dropped", t.dropped},
+                            {"nvm_read_bytes", t.device.nvm_read_bytes},
+                            {"nvm_write_bytes", t.device.nvm_write_bytes},
+                            {"clwb", t.device.clwb},
+                            {"sfence", t.device.sfence},
+                            {"mapper_records_per_s", t.map_s > 0 ? double(t.records) / t.map_s : 0.0},
+                            {"reducer_records_per_s", t.reduce_s > 0 ? double(t.records) / t.reduce_s : 0.0}};
+    };
+    return {{"page_size", ps_},
+            {"snapshot_cache",
+             {{"enabled", cache_ != nullptr},
+              {"frames", cache_ ? cache_->frames() : 0},
+              {"bytes", cache_ ? cache_->bytes() : 0},
+              {"hits", hits},
+              {"misses", misses},
+              {"bytes_read_per_miss", ps_},
+              {"evictions", cache_ ? cache_->evictions() : 0}}},
+            {"volatile_pages", {{"in_use", pool_->in_use()}, {"capacity", pool_->capacity()}, {"installed", inst}}},
+            {"snapshot_pages", {{"in_use", area_->in_use()}, {"capacity", area_->pages()}}},
+            {"reads", {{"volatile", vr}, {"snapshot", sr}}},
+            {"epochs", {{"current", g_epoch.load()}, {"durable", writer_->durable_epoch()}, {"snapshot", snapshot_epoch_.load()}}},
+            {"log_writer",
+             {{"batches", ls.batches},
+              {"bytes", ls.bytes},
+              {"records", ls.records},
+              {"stalls", ls.stalls},
+              {"busy_s", ls.busy_s},
+              {"records_per_s", ls.busy_s > 0 ? double(ls.records) / ls.busy_s : 0.0}}},
+            {"gleaner", totals(lifetime_)},
+            {"gleaner_measured", totals(measured_)},
+            {"gleaner_mappers", env_.opt.gleaner_mappers},
+            {"gleaner_reducers", env_.opt.gleaner_reducers}};
+  }
+
+ private:
+  struct Storage {
+    Storage(const TableInfo& ti, const ArrayShape& s) : info(ti), shape(s) {}
+    TableInfo info;
+    ArrayShape shape;
+    Page* root = nullptr;  // always volatile
+  };
+  struct Totals {
+    uint64_t runs = 0, records = 0, applied = 0, log_bytes = 0, pages = 0, bytes = 0, dropped = 0;
+    double time_s = 0, map_s = 0, reduce_s = 0, install_s = 0, pause_s = 0;
+    dev::Counters device;
+  };
+
+  // A snapshot page for reading: from the cache (pinned until done) or read whole from NVM.
+  template <class F>
+  void with_snapshot_page(Thread& th, SnapshotPtr sp, F&& f) {
+    const Page* nvm = area_->page(snapshot_index(sp));
+    if (cache_) {
+      SnapshotCache::Pin pin = cache_->get(sp, nvm);
+      (pin.hit ? th.cache_hits : th.cache_misses)++;
+      f(pin.page);
+      cache_->unpin(pin.frame);
+    } else {
+      dev::read(nvm, ps_);
+      memcpy(th.page.data(), nvm, ps_);
+      th.cache_misses++;
+      f(reinterpret_cast<const Page*>(th.page.data()));
+    }
+  }
+
+  bool snapshot_read(Thread& th, Storage& s, DualPointer& d, int level, uint64_t leaf, uint64_t key, RowRef& ref) {
+    const ArrayShape& sh = s.shape;
+    SnapshotPtr sp = d.snapshot_page.load(std::memory_order_acquire);
+    char* copy = th.copy_space(sh.g.len);
+    for (;; level--) {
+      bool leaf_level = level == 0;
+      SnapshotPtr next = 0;
+      with_snapshot_page(th, sp, [&](const Page* p) {
+        if (leaf_level) {
+          memcpy(copy, const_cast<Page*>(p)->payload(sh.slot_in_leaf(key), sh.g.slot), sh.g.len);
+        } else {
+          next = const_cast<Page*>(p)->child(sh.child_slot(level, leaf))->snapshot_page.load(std::memory_order_relaxed);
+        }
+      });
+      if (leaf_level) break;
+      sp = next;
+    }
+    th.snapshot_reads++;
+    ref = RowRef{copy, nullptr, &d};
+    return true;
+  }
+
+  // Install a volatile page at `d`, a copy of its snapshot page; a racing installer may win.
+  Page* install(Thread& th, DualPointer& d) {
+    Page* np = pool_->take();
+    if (!np) {
+      wake_gleaner();
+      return nullptr;
+    }
+    SnapshotPtr sp = d.snapshot_page.load(std::memory_order_acquire);
+    with_snapshot_page(th, sp, [&](const Page* p) { memcpy(static_cast<void*>(np), p, ps_); });
+    Page* expected = nullptr;
+    if (!d.volatile_page.compare_exchange_strong(expected, np, std::memory_order_acq_rel)) {
+      pool_->give(np);
+      return expected;
+    }
+    th.installs++;
+    if (pool_->fill() > kPressure) wake_gleaner();
+    return np;
+  }
+
+  void make_roots() {
+    for (size_t i = 0; i < storages_.size(); i++) {
+      Storage& s = *storages_[i];
+      if (s.root) pool_->give(s.root);  // (a restart after tests that ran)
+      s.root = pool_->take();
+      const Page* src = area_->page(snapshot_index(trees_[i].ptrs.back()[0]));
+      dev::read(src, ps_);
+      memcpy(static_cast<void*>(s.root), src, ps_);
+    }
+  }
+
+  void write_snapshot_meta(uint64_t id, uint64_t epoch, const std::vector<uint64_t>& gleaned) {
+    const SnapshotMeta* prev = MetaArea::newest(meta_->snapshot);
+    uint64_t seq = prev ? prev->seq + 1 : 1;
+    SnapshotMeta& m = meta_->snapshot[seq & 1];
+    m.seq = seq;
+    m.id = id;
+    m.epoch = epoch;
+    for (uint32_t i = 0; i < kMaxLogs; i++) m.gleaned[i] = i < gleaned.size() ? gleaned[i] : 0;
+    for (uint32_t i = 0; i < kMaxStorages; i++) m.root[i] = 0;
+    for (auto& t : trees_) m.root[t.id] = t.ptrs.back()[0];
+    m.high_water = area_->high_water();
+    m.checksum = m.sum();
+    dev::persist(&m, sizeof m);
+    snapshot_id_ = id;
+    snapshot_epoch_ = epoch;
+  }
+
+  void wake_gleaner() {
+    {
+      std::lock_guard g(wake_mu_);
+      wake_ = true;
+    }
+    wake_cv_.notify_one();
+  }
+
+  void gleaner_loop() {
+    auto interval = std::chrono::milliseconds(env_.opt.gleaner_interval_ms);
+    auto next = std::chrono::steady_clock::now() + interval;
+    while (running_.load()) {
+      {
+        std::unique_lock g(wake_mu_);
+        wake_cv_.wait_until(g, next, [&] { return wake_ || !running_.load(); });
+        wake_ = false;
+      }
+      if (!running_.load()) break;
+      bool due = std::chrono::steady_clock::now() >= next;
+      if (due || pool_->fill() > kPressure || writer_->wants_gleaning()) {
+        run_gleaner(false);
+        next = std::chrono::steady_clock::now() + interval;
+      }
+      dev::pay_debt();
+      dev::publish();
+    }
+  }
+
+  bool run_gleaner(bool) {
+    std::lock_guard g(glean_mu_);
+    auto t0 = std::chrono::steady_clock::now();
+    dev::Counters c0 = dev::my_counters();
+    uint64_t epoch = writer_->durable_epoch();  // first: the marker's LSNs below cover it
+    if (epoch <= snapshot_epoch_) return false;
+    std::vector<LogRange> ranges;
+    for (uint32_t i = 0; i < nlogs_; i++)
+      ranges.push_back({writer_->file(i), writer_->file_bytes(i), writer_->gleaned(i), writer_->marker_lsn(i)});
+    GleanResult r = glean(trees_, *area_, ranges, epoch, snapshot_id_ + 1, env_.opt.gleaner_mappers,
+                          env_.opt.gleaner_reducers);
+    dev::crash_point("foedus.gleaner_before_metadata");
+    write_snapshot_meta(snapshot_id_ + 1, epoch, r.stop);
+    dev::crash_point("foedus.gleaner_after_metadata");
+    for (uint32_t i = 0; i < nlogs_; i++) writer_->set_gleaned(i, r.stop[i]);
+    // 7.5: install the new snapshot pointers and drop volatile pages not modified since the
+    // snapshot's epoch, with transactions paused (an in-memory pass of milliseconds).
+    auto t1 = std::chrono::steady_clock::now();
+    paused_.store(true, std::memory_order_seq_cst);
+    for (auto& l : logs_)
+      while (l->active_epoch.load(std::memory_order_seq_cst)) std::this_thread::yield();
+    auto t2 = std::chrono::steady_clock::now();
+    uint64_t dropped = 0;
+    for (size_t i = 0; i < storages_.size(); i++)
+      install_walk(trees_[i], storages_[i]->root, trees_[i].shape.root_level(), 0, epoch, dropped);
+    paused_.store(false, std::memory_order_seq_cst);
+    drop_passes_.fetch_add(1, std::memory_order_release);
+    area_->release_retired();
+    auto t3 = std::chrono::steady_clock::now();
+    r.device += dev::my_counters() - c0;
+    Totals add;
+    add.dropped = dropped;
+    add.install_s = std::chrono::duration<double>(t3 - t1).count();
+    add.pause_s = std::chrono::duration<double>(t3 - t2).count();
+    add.time_s = std::chrono::duration<double>(t3 - t0).count();
+    record(r, dropped, &add);
+    return true;
+  }
+
+  void record(const GleanResult& r, uint64_t, const Totals* extra = nullptr) {
+    std::lock_guard g(stats_mu_);
+    for (Totals* t : {&lifetime_, &measured_}) {
+      t->runs++;
+      t->records += r.records;
+      t->applied += r.applied;
+      t->log_bytes += r.log_bytes;
+      t->pages += r.pages_written;
+      t->bytes += r.bytes_written;
+      t->map_s += r.map_s;
+      t->reduce_s += r.reduce_s;
+      t->device += r.device;
+      if (extra) {
+        t->dropped += extra->dropped;
+        t->install_s += extra->install_s;
+        t->pause_s += extra->pause_s;
+        t->time_s += extra->time_s;
+      } else {
+        t->time_s += r.map_s + r.reduce_s + r.interior_s;
+      }
+    }
+  }
+
+  // Set the snapshot half of every dual pointer under volatile page `v` (at `level`, position
+  // `idx`) to the new snapshot; drop each volatile child with no record above `epoch` (true:
+  // `v` itself may be dropped).
+  bool install_walk(const SnapshotTree& t, Page* v, int level, uint64_t idx, uint64_t epoch, uint64_t& dropped) {
+    if (level == 0) {
+      for (uint64_t r = 0; r < t.shape.records(idx); r++) {
+        uint64_t tid = v->tid(r, t.shape.g.slot)->load(std::memory_order_relaxed);
+        if ((tid >> 63) || epoch_of(tid) > epoch) return false;
+      }
+      return true;
+    }
+    bool all = true;
+    for (uint64_t c = 0; c < t.shape.children(level, idx); c++) {
+      DualPointer& d = *v->child(c);
+      uint64_t child = idx * t.shape.g.fanout + c;
+      d.snapshot_page.store(t.ptrs[size_t(level) - 1][child], std::memory_order_release);
+      Page* cv = d.volatile_page.load(std::memory_order_relaxed);
+      if (!cv) continue;
+      if (install_walk(t, cv, level - 1, child, epoch, dropped)) {
+        d.volatile_page.store(nullptr, std::memory_order_release);
+        pool_->give(cv);
+        dropped++;
+      } else {
+        all = false;
+      }
+    }
+    return all;
+  }
+
+  EngineEnv& env_;
+  int nthreads_;
+  uint32_t ps_ = 4096;
+  uint32_t nlogs_ = 0;
+  MetaArea* meta_ = nullptr;
+  std::vector<std::unique_ptr<Storage>> storages_;
+  std::vector<SnapshotTree> trees_;  // the current snapshot's page tables (gleaner's)
+  std::unique_ptr<SnapshotArea> area_;
+  std::unique_ptr<VolatilePool> pool_;
+  std::unique_ptr<SnapshotCache> cache_;
+  char* log_mem_ = nullptr;
+  std::vector<std::unique_ptr<WorkerLog>> logs_;
+  std::unique_ptr<LogWriter> writer_;
+  std::deque<Thread> threads_;  // (atomics inside: never relocated)
+  std::atomic<uint64_t> snapshot_id_{1}, snapshot_epoch_{0};  // the gleaner writes, stats() reads
+  std::atomic<bool> paused_{false};
+  std::atomic<uint64_t> drop_passes_{0};
+  std::atomic<bool> running_{false};
+  std::thread gleaner_;
+  std::mutex wake_mu_;
+  std::condition_variable wake_cv_;
+  bool wake_ = false;
+  std::mutex glean_mu_;
+  mutable std::mutex stats_mu_;
+  Totals lifetime_, measured_;
+  std::array<uint64_t, 5> counts0_{};
+};
+
+}  // namespace nvt::foedus

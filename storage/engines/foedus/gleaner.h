@@ -1,0 +1,56 @@
+// FOEDUS's log gleaner (foedus-sigmod15 section 7): turns the durable logs into the next
+// snapshot. Mappers (--gleaner-mappers) read the log files in NVM from where the last gleaning
+// stopped up to the snapshot epoch, compact repeated writes of a key (7.3) and partition the
+// records by storage and page among the reducers (--gleaner-reducers); each reducer sorts its
+// records, compacts again, and merge-applies them onto the previous snapshot's leaf pages,
+// writing the new pages to NVM; the interior pages above changed leaves are then written anew.
+// All writes go to pages the snapshot area hands out in ascending order (long sequential runs).
+// The caller persists the snapshot metadata and installs the pointers (7.4-7.5). Its device
+// traffic and time are its own (GleanResult), apart from the workers'.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "storage/device/device.h"
+#include "storage/engines/foedus/array_storage.h"
+#include "storage/engines/foedus/snapshot_area.h"
+
+namespace nvt::foedus {
+
+// A storage as the gleaner sees it: its shape and the snapshot pointer of every page of the
+// current snapshot, per level (leaves first). The gleaner updates `ptrs` to the new snapshot.
+struct SnapshotTree {
+  uint32_t id;
+  ArrayShape shape;
+  std::vector<std::vector<SnapshotPtr>> ptrs;
+};
+
+// One log file's part to glean: its ring and the LSN range.
+struct LogRange {
+  const char* base;
+  uint64_t cap;
+  uint64_t from, to;
+};
+
+struct GleanResult {
+  std::vector<uint64_t> stop;  // per log: the LSN of the first record left for the next time
+  uint64_t records = 0;        // log records read (epoch at or below the snapshot's)
+  uint64_t applied = 0;        // left after compaction
+  uint64_t log_bytes = 0;
+  uint64_t pages_written = 0, bytes_written = 0;
+  double map_s = 0, reduce_s = 0, interior_s = 0;
+  dev::Counters device;        // the gleaner threads' own traffic
+};
+
+// Read bytes [from, to) of a log ring into `out`, charged as NVM reads.
+void read_ring(const char* base, uint64_t cap, uint64_t from, uint64_t to, char* out);
+
+// Write new interior pages above the leaves `changed` names (per tree), bottom up, updating
+// `ptrs` and retiring the pages they supersede; then fence. Returns the pages written.
+uint64_t write_interiors(std::vector<SnapshotTree>& trees, SnapshotArea& area,
+                         std::vector<std::vector<uint64_t>>& changed, uint64_t epoch, uint64_t snapshot_id);
+
+GleanResult glean(std::vector<SnapshotTree>& trees, SnapshotArea& area, const std::vector<LogRange>& logs,
+                  uint64_t epoch, uint64_t snapshot_id, int mappers, int reducers);
+
+}  // namespace nvt::foedus

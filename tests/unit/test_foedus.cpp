@@ -1,0 +1,264 @@
+// The FOEDUS-style engine (storage/engines/foedus/) with its OCC (concurrency_control/foedus.h):
+// page geometry and its errors, the snapshot cache's CLOCK, the pointer set, OCC under
+// concurrency while the gleaner runs, the gleaner's drop of unmodified volatile pages, restart
+// from the logs (7.7), and images of other engines refused. Built into its own binary
+// (`make foedus-unit`), not CI's unit tests, while the engine is staged.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "concurrency_control/foedus.h"
+#include "storage/engines/foedus/foedus.h"
+#include "tests/unit/engine_util.h"
+
+namespace nvt {
+namespace {
+
+using test::TempPath;
+using Db = test::TestDb<cc::Foedus, foedus::Foedus>;
+using Mgr = Db::Mgr;
+
+// 512 B pages: 6 accounts per leaf, 28 pointers per interior page, a three-level tree for 1000.
+test::DbOptions small(uint64_t rows = 1000, int threads = 2) {
+  test::DbOptions o;
+  o.rows = rows;
+  o.threads = threads;
+  o.page_size = 512;
+  o.dram_bytes = 8ull << 20;
+  o.log_bytes = 4ull << 20;
+  o.epoch_ms = 5;
+  o.gleaner_interval_ms = 20;
+  return o;
+}
+
+uint64_t stat(const nlohmann::json& j, const char* a, const char* b) { return j[a][b].get<uint64_t>(); }
+
+TEST(FoedusPages, PageSizeMustBeAPowerOfTwoThatHoldsARecord) {
+  try {
+    foedus::Geometry(3000, 64, "accounts");
+    FAIL() << "3000 accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("not a power of two"), std::string::npos) << e.what();
+  }
+  try {
+    foedus::Geometry(512, 1000, "usertable");
+    FAIL() << "a 1000 B tuple in a 512 B page accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot hold one record of table usertable"), std::string::npos) << e.what();
+  }
+  foedus::Geometry g(512, 64, "accounts");
+  EXPECT_EQ(g.slot, 72u);
+  EXPECT_EQ(g.per_leaf, 6u);
+  EXPECT_EQ(g.fanout, 28u);
+  foedus::ArrayShape s(g, 1000);
+  EXPECT_EQ(s.pages, (std::vector<uint64_t>{167, 6, 1}));
+  EXPECT_EQ(s.children(2, 0), 6u);
+  EXPECT_EQ(s.children(1, 5), 167u - 5 * 28);
+  EXPECT_EQ(s.records(166), 1000u - 166 * 6);
+}
+
+// CLOCK: a page referenced since the hand last passed survives a sweep, an unreferenced one is
+// evicted, a pinned one is never; a hit returns the page's bytes.
+TEST(FoedusSnapshotCache, ClockEvictsUnreferencedUnpinnedFrames) {
+  dev::DramBudget budget(1 << 20);
+  constexpr uint32_t kPage = 512;
+  foedus::SnapshotCache c(budget, 4, kPage);
+  std::vector<char> nvm(kPage * 16);
+  for (size_t i = 0; i < nvm.size(); i++) nvm[i] = char(i / kPage);
+  auto page = [&](uint64_t i) { return reinterpret_cast<const foedus::Page*>(nvm.data() + i * kPage); };
+  auto get = [&](uint64_t i) {
+    auto pin = c.get(foedus::make_snapshot_ptr(1, i), page(i));
+    EXPECT_EQ(reinterpret_cast<const char*>(pin.page)[kPage - 1], char(i));
+    c.unpin(pin.frame);
+    return pin.hit;
+  };
+  for (uint64_t i = 1; i <= 4; i++) EXPECT_FALSE(get(i));
+  EXPECT_TRUE(get(1));
+  EXPECT_FALSE(get(5));  // every frame referenced: one sweep clears them all, the first goes
+  EXPECT_FALSE(get(1));
+  EXPECT_TRUE(get(3));   // referenced again since the sweep...
+  EXPECT_FALSE(get(6));  // ...so the hand passes it and evicts the next unreferenced frame
+  EXPECT_TRUE(get(3));
+  // A pinned frame is skipped however often the hand comes round.
+  auto pin = c.get(foedus::make_snapshot_ptr(1, 3), page(3));
+  for (uint64_t i = 7; i < 15; i++) get(i);
+  EXPECT_TRUE(pin.hit);
+  c.unpin(pin.frame);
+  EXPECT_TRUE(get(3));
+  EXPECT_GT(c.evictions(), 5u);
+}
+
+// Algorithm 2's pointer set: a transaction that read through a snapshot pointer aborts when a
+// volatile page was installed there before its pre-commit; its retry reads the volatile page.
+TEST(FoedusOcc, PointerSetAbortsAReaderWhenAVolatilePageAppears) {
+  TempPath p("foedus-ptrset");
+  Db db(p.str(), small());
+  db.load(100);
+  Mgr reader(*db.eng, 0), writer(*db.eng, 1);
+  auto snapshot_reads = [&] { return stat(db.eng->stats(), "reads", "snapshot"); };
+  reader.begin();
+  ASSERT_NE(reader.read(0, 500), nullptr);
+  EXPECT_EQ(snapshot_reads(), 1u) << "after load only the root is volatile";
+  ASSERT_TRUE(test::transfer(writer, 501, 502, 1));  // installs volatile pages over key 500 too
+  EXPECT_FALSE(reader.commit());
+  EXPECT_EQ(reader.cause(), AbortCause::Validation);
+  reader.begin();
+  const char* img = reader.read(0, 500);
+  ASSERT_NE(img, nullptr);
+  EXPECT_TRUE(reader.commit());
+  EXPECT_EQ(snapshot_reads(), 1u) << "the retry read the volatile page";
+  // A reader in a subtree nobody installed into commits.
+  reader.begin();
+  ASSERT_NE(reader.read(0, 10), nullptr);
+  ASSERT_TRUE(test::transfer(writer, 600, 700, 1));
+  EXPECT_TRUE(reader.commit());
+  // A snapshot read upgraded to a write installs its page and retries.
+  reader.begin();
+  ASSERT_NE(reader.read(0, 20), nullptr);
+  EXPECT_EQ(reader.write(0, 20), nullptr);
+  EXPECT_EQ(reader.cause(), AbortCause::Validation);
+  reader.abort();
+  EXPECT_TRUE(test::transfer(reader, 20, 21, 3));
+  EXPECT_EQ(db.total(), 100000);
+}
+
+// Bank transfers on three threads and audits on a fourth, while the log writer and the gleaner
+// run (5 ms epochs, a gleaning every 20 ms that installs snapshot pointers and drops pages under
+// the workers): the total never changes, every committed audit sees it.
+TEST(FoedusOcc, ConcurrentTransfersAndAuditsWhileTheGleanerRuns) {
+  TempPath p("foedus-bank");
+  constexpr uint64_t kRows = 300;
+  Db db(p.str(), small(kRows, 4));
+  db.load(100);
+  db.eng->start();
+  std::atomic<int> bad{0}, audits{0};
+  std::atomic<bool> done{false};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 3; t++)
+    ts.emplace_back([&, t] {
+      Mgr m(*db.eng, t);
+      std::mt19937_64 r(uint64_t(t) + 1);
+      for (int i = 0; i < 1500 || !done.load(); i++) {
+        // The written block of 30 accounts moves on every 40 ms, so the pages left behind stop
+        // changing and the gleaner can drop them.
+        uint64_t ms = uint64_t(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch()).count());
+        uint64_t base = ms / 40 % 10 * 30;
+        uint64_t a = base + r() % 30, b = base + (a - base + 1 + r() % 29) % 30;
+        while (!test::transfer(m, a, b, int64_t(r() % 7))) std::this_thread::yield();
+      }
+    });
+  ts.emplace_back([&] {
+    Mgr m(*db.eng, 3);
+    while (!done.load()) {
+      int64_t sum;
+      if (test::audit(m, kRows, &sum)) {
+        audits++;
+        if (sum != int64_t(kRows) * 100) bad++;
+      }
+    }
+  });
+  // Until the gleaner has installed and dropped under the workers a few times.
+  auto enough = [&] {
+    auto g = db.eng->stats()["gleaner"];
+    return g["runs"].get<uint64_t>() >= 5 && g["volatile_pages_dropped"].get<uint64_t>() >= 5;
+  };
+  for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+       !enough() && std::chrono::steady_clock::now() < until;)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  done = true;
+  for (auto& t : ts) t.join();
+  db.eng->stop();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GT(audits.load(), 0);
+  EXPECT_EQ(db.total(), int64_t(kRows) * 100);
+  auto s = db.eng->stats();
+  EXPECT_GT(s["gleaner"]["runs"].get<uint64_t>(), 0u) << s.dump();
+  EXPECT_GT(s["gleaner"]["volatile_pages_dropped"].get<uint64_t>(), 0u) << s.dump();
+  EXPECT_EQ(db.eng->check()["violations"].get<uint64_t>(), 0u) << db.eng->check().dump();
+}
+
+// 7.5: a gleaning covers the durable epochs, writes the changed pages, and drops every volatile
+// page nobody modified since; the data read afterwards come from the new snapshot.
+TEST(FoedusGleaner, SnapshotThenDropUnmodifiedVolatilePages) {
+  TempPath p("foedus-glean");
+  Db db(p.str(), small());
+  db.load(100);
+  Mgr m(*db.eng, 0);
+  EXPECT_EQ(db.eng->volatile_pages(), 1u) << "only the root";
+  for (int i = 0; i < 40; i++) ASSERT_TRUE(test::transfer(m, uint64_t(i * 13 % 1000), uint64_t(i * 29 % 1000 + 1) % 1000, 5));
+  EXPECT_GT(db.eng->volatile_pages(), 10u);
+  auto before = db.snapshot();
+  db.eng->sync(db.eng->thread(0));
+  ASSERT_TRUE(db.eng->glean_now());
+  EXPECT_EQ(db.eng->volatile_pages(), 1u) << "nothing was modified after the snapshot's epoch";
+  EXPECT_EQ(db.snapshot().images, before.images);
+  EXPECT_EQ(db.snapshot().versions, before.versions);
+  auto g = db.eng->stats()["gleaner"];
+  EXPECT_EQ(g["log_records"].get<uint64_t>(), 80u);
+  EXPECT_LE(g["records_applied"].get<uint64_t>(), 80u);
+  EXPECT_GT(g["snapshot_pages_written"].get<uint64_t>(), 3u);
+  EXPECT_EQ(db.eng->check()["violations"].get<uint64_t>(), 0u) << db.eng->check().dump();
+  // A page modified after the snapshot's epoch is kept at the next gleaning.
+  ASSERT_TRUE(test::transfer(m, 1, 2, 1));
+  uint64_t pages = db.eng->volatile_pages();
+  EXPECT_FALSE(db.eng->glean_now()) << "no new durable epoch";
+  EXPECT_EQ(db.eng->volatile_pages(), pages);
+  EXPECT_EQ(db.total(), 100000);
+}
+
+// 7.7: a restart in a fresh engine truncates the logs at the durable epoch, gleans them into a
+// snapshot and starts with no volatile page but the roots: every acknowledged commit is there,
+// unacknowledged ones wholly or not at all; restarting twice gives the same state.
+TEST(FoedusRestart, AcknowledgedCommitsSurviveAndRestartIsIdempotent) {
+  TempPath p("foedus-restart");
+  Db::Snapshot acked;
+  {
+    Db db(p.str(), small(1000, 2));
+    db.load(100);
+    db.eng->start();
+    Mgr m(*db.eng, 0);
+    for (int i = 0; i < 400; i++) ASSERT_TRUE(test::transfer(m, uint64_t(i * 7 % 1000), uint64_t(i * 11 + 3) % 1000, 2));
+    db.eng->sync(db.eng->thread(0));  // acknowledged: their epoch is durable
+    acked = db.snapshot();
+    for (int i = 0; i < 30; i++) ASSERT_TRUE(test::transfer(m, uint64_t(i), uint64_t(i + 500), 1));
+    db.eng->halt();  // power off: the last commits may or may not be durable
+    test::drop_as_crash(db.eng);
+  }
+  Db::Snapshot first;
+  for (int round = 0; round < 2; round++) {
+    Db db(p.str(), small(1000, 2), true);
+    RecoveryReport rep = db.eng->recover(2);
+    EXPECT_EQ(rep.rows, 1000u);
+    EXPECT_EQ(db.eng->volatile_pages(), 1u);
+    EXPECT_EQ(db.total(), 100000);
+    auto now = db.snapshot();
+    for (uint64_t k = 0; k < 1000; k++) EXPECT_GE(now.versions[k], acked.versions[k]) << "key " << k;
+    if (round == 0) first = now;
+    else EXPECT_EQ(now.images, first.images);
+    EXPECT_EQ(db.eng->check()["violations"].get<uint64_t>(), 0u) << db.eng->check().dump();
+    db.eng->stop();
+    test::drop_as_crash(db.eng);
+  }
+}
+
+// An image of another engine is refused by name.
+TEST(FoedusImage, OtherEnginesImageRefused) {
+  TempPath p("foedus-foreign");
+  {
+    test::TestDb<cc::Silo> m(p.str(), small(50, 1));
+    m.load(1);
+  }
+  try {
+    Db db(p.str(), small(50, 1), true);
+    FAIL() << "an mmdb image opened as foedus";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("engine=mmdb"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace nvt

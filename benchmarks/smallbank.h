@@ -201,7 +201,7 @@ class Smallbank {
   uint64_t det_input_words() const { return 5; }
   uint64_t det_txn_writes() const { return 3; }
   uint64_t det_value_bytes() const { return accounts_.tuple_size(); }
-  void det_draw(Rng& r, uint64_t j, std::vector<uint64_t>& in) const {
+  void det_draw(Rng& r, uint64_t /*epoch*/, uint64_t j, std::vector<uint64_t>& in) const {
     Input x;
     draw(r, x);
     in.insert(in.end(), {uint64_t(x.type), x.c1, x.c2, uint64_t(x.amount), (j - 1) % kTellerRows});

@@ -150,7 +150,7 @@ class Ycsb {
   uint64_t det_input_words() const { return 3 + uint64_t(o_.requests); }
   uint64_t det_txn_writes() const { return uint64_t(o_.requests); }
   uint64_t det_value_bytes() const { return tuple_size(); }
-  void det_draw(Rng& r, uint64_t /*j*/, std::vector<uint64_t>& in) const {
+  void det_draw(Rng& r, uint64_t /*epoch*/, uint64_t /*j*/, std::vector<uint64_t>& in) const {
     thread_local std::vector<uint64_t> keys;
     thread_local std::vector<uint8_t> write;
     draw_requests(r, keys, write);

@@ -67,6 +67,7 @@ struct EngineOptions {
   uint64_t nvc_cache_epochs = 20;    // K: a cached version unused for K epochs is evicted
   uint64_t nvc_txn_writes = 16;      // most declared writes of one transaction
   uint64_t nvc_write_value_bytes = 1024;  // largest value written
+  uint64_t nvc_txn_value_bytes = 0;  // most value bytes one transaction writes (0: writes x largest)
   uint64_t nvc_txn_input_words = 64; // most input words of one transaction
 };
 

@@ -65,10 +65,14 @@ nlohmann::json run_deterministic(const RunContext& ctx) {
   eo.nvc_txn_writes = bench.det_txn_writes();
   eo.nvc_write_value_bytes = bench.det_value_bytes();
   eo.nvc_txn_input_words = bench.det_input_words();
+  if constexpr (requires { bench.det_txn_value_bytes(); }) eo.nvc_txn_value_bytes = bench.det_txn_value_bytes();
   uint64_t dram_budget = o.dram_size ? o.dram_size : uint64_t(double(db_bytes) / o.p_ratio);
   if constexpr (requires { Bench::kSmallTuples; })
     if (!o.dram_size) dram_budget += side_dram_bytes<Engine>(tables, eo);
   const NumaPlan numa = plan_numa(o, host_numa_nodes());
+  if (numa.placement == dev::Placement::SoftPartition)
+    throw std::invalid_argument("--numa-policy soft-partition dispatches transactions to partitions' threads, which a "
+                                "deterministic engine does not (transaction j runs on core (j - 1) mod threads)");
   dev::NvmImage nvm(device_options(o, std::string("engine=") + Engine::name + " threads=" + std::to_string(o.threads) + " " +
                                           bench.layout(), Engine::nvm_bytes(tables, eo), numa.nodes));
   apply_numa(numa, dev::g_model.base, nvm.size());
@@ -87,10 +91,14 @@ nlohmann::json run_deterministic(const RunContext& ctx) {
   config["dram_size"] = dram_budget;
   config["database_bytes"] = db_bytes;
   config["recoverable"] = eng.recoverable();
+  config["numa_nodes"] = numa.nodes;
+  config["numa_policy"] = dev::placement_name(numa.placement);
   out["config"] = config;
   out["host"] = host_json(nvm);
+  out["host"]["numa"] = numa.to_json();
   EpochRunner<Engine, Bench> runner(eng, bench, o.threads, o.epoch_txns, o.seed);
   runner.set_tsc_per_ns(tsc_ghz);
+  runner.set_numa(numa);
 
   if (o.recover) {
     // Pools back to the last committed epoch, rows scanned (index rebuilt), the crashed
@@ -98,6 +106,9 @@ nlohmann::json run_deterministic(const RunContext& ctx) {
     dev::Counters c0 = dev::my_counters(), p0 = dev::published();
     RecoveryReport rep;
     auto st = eng.recover_state(o.recovery_threads, rep);
+    // What the benchmark derives from the committed database (TPC-C's order-id counters), as
+    // the replay needs it.
+    if constexpr (requires { bench.det_sync(eng); }) bench.det_sync(eng);
     std::vector<std::vector<uint64_t>> logged(size_t(o.threads));
     bool replay = eng.input_logging() && st.logged == st.committed + 1;
     uint64_t replayed = 0;
@@ -143,6 +154,7 @@ nlohmann::json run_deterministic(const RunContext& ctx) {
   if constexpr (requires { bench.det_load(eng, o.threads); }) bench.det_load(eng, o.threads);
   else bench.load(eng, o.threads);
   eng.after_load();
+  if constexpr (requires { bench.det_sync(eng); }) bench.det_sync(eng);
   out["load_s"] = std::chrono::duration<double>(clk::now() - l0).count();
 
   // Warm-up epochs until --warmup passed, then measured epochs until --duration passed (or
@@ -222,6 +234,12 @@ nlohmann::json run_deterministic(const RunContext& ctx) {
       {"cache_hit_rate", d.accesses ? double(d.cache_hits) / double(d.accesses) : 0.0},
       {"memory_bytes", memory_json(dram, nvm)},
       {"engine", engine}};
+  res["numa"] = numa_results(numa, dc, committed);
+  if constexpr (requires(const uint64_t* in) { Bench::kind_names(); bench.det_kind(in); }) {  // as driver.h: TPC-C's tpmC
+    std::vector<std::array<uint64_t, 8>> per_core;
+    for (auto& c : runner.cores()) per_core.push_back(c.by_kind);
+    by_type_results(res, Bench::kind_names(), per_core, measured_s, committed);
+  }
   res["engine"]["last_epoch"] = first_measured ? first_measured + measured_epochs - 1 : 0;
   res["engine"]["state_checksum"] = eng.state_checksum();
   out["results"] = res;

@@ -62,6 +62,13 @@ void set_interruptible(bool workers_running);
 // totals and per committed transaction, under the run's nodes (real or virtual).
 nlohmann::json numa_results(const NumaPlan& numa, const dev::Counters& c, uint64_t committed);
 
+// Commits per transaction type into `res`: committed_by_type, throughput_by_type_tps,
+// throughput_tpm, and tpmC (NewOrders completed per minute, rolled-back ones included, as
+// clause 5.4 counts) when a type is named neworder. `per_thread[t][k]`: thread t's commits of
+// type k (at most 8 types).
+void by_type_results(nlohmann::json& res, const std::vector<std::string>& names,
+                     const std::vector<std::array<uint64_t, 8>>& per_thread, double secs, uint64_t committed);
+
 // A latency histogram (ns) as JSON in microseconds.
 inline nlohmann::json latency_json(const LatencyHistogram& h) {
   return {{"avg", h.mean() / 1e3},
@@ -568,20 +575,7 @@ nlohmann::json run_pair(const RunContext& ctx) {
     }
   }
   if constexpr (requires { Bench::kind_names(); }) {
-    auto names = Bench::kind_names();
-    nlohmann::json by, tps;
-    for (size_t k = 0; k < names.size() && k < 8; k++) {
-      uint64_t n = 0;
-      for (auto& a : kinds) n += a[k];
-      by[names[k]] = n;
-      tps[names[k]] = secs > 0 ? double(n) / secs : 0.0;
-    }
-    res["committed_by_type"] = by;
-    res["throughput_by_type_tps"] = tps;
-    // tpmC: NewOrders completed per minute (rolled-back ones included, as clause 5.4 counts).
-    if (by.contains("neworder"))
-      res["tpmC"] = secs > 0 ? by["neworder"].template get<uint64_t>() * 60.0 / secs : 0.0;
-    res["throughput_tpm"] = secs > 0 ? double(committed) * 60.0 / secs : 0.0;
+    by_type_results(res, Bench::kind_names(), kinds, secs, committed);
   }
   res["per_txn"]["background"] = {{"clwb", double(bg.clwb) * per},
                                   {"sfence", double(bg.sfence) * per},

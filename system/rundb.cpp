@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "benchmarks/smallbank.h"
+#include "benchmarks/tpcc_det.h"
 #include "benchmarks/ycsb_de.h"
 #include "system/deterministic_run.h"
 #include "system/driver.h"
@@ -20,6 +21,7 @@ nlohmann::json run_workload(const nvt::RunContext& ctx) {
     // Epoch-batched deterministic execution: the benchmarks that declare their write sets.
     if (w == "ycsb" || w == "ycsb-a" || w == "ycsb-b" || w == "ycsb-c") return run_deterministic<Engine, Ycsb>(ctx);
     if (w == "smallbank") return run_deterministic<Engine, Smallbank>(ctx);
+    if (w == "tpcc") return run_deterministic<Engine, TpccDet>(ctx);
     throw std::invalid_argument("--workload " + w + " does not declare its write sets yet, which engine " + ctx.engine +
                                 " (deterministic) needs");
   } else {

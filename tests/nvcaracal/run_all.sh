@@ -51,8 +51,9 @@ expect_error 2 "--epoch-txns" --epoch-txns 0
 expect_error 2 "two versions" --persistent-row-bytes 64
 expect_error 2 "multiple of 64" --persistent-row-bytes 200
 expect_error 1 "--epoch-txns" --epoch-txns 1000000
-expect_error 1 "does not declare its write sets" --workload tpcc
-echo "  epoch size 0, an epoch over the DRAM budget, rows too small for two versions: clear errors"
+expect_error 1 "a deterministic engine runs --tpcc-mix deterministic" --workload tpcc --tpcc-mix standard
+expect_error 1 "delivery scans" --workload tpcc --tpcc-mix neworder:50,delivery:5
+echo "  epoch size 0, an epoch over the DRAM budget, rows too small for two versions, mixes that scan: clear errors"
 
 echo "== nvcaracal: crash at named points, recover, compare"
 crash_recover() {  # point, expected epoch(s) ...
@@ -98,6 +99,26 @@ json "$TMP/rec.json" "d['conservation']['violations'] == 0 and d['recovery']['re
 [[ $(json "$TMP/rec.json" "d['recovery']['state_checksum']") == $(json "$TMP/sb.json" "d['results']['engine']['state_checksum']") ]] \
   || fail "SmallBank: the recovered database is not the 3-epoch one"
 echo "  3 epochs with user aborts, a crash in the third and its replay: money conserved, the same database"
+
+echo "== nvcaracal: TPC-C (deterministic mix), consistency after a run and after a crash and its replay"
+TP=(--workload tpcc --tpcc-mix deterministic --warehouses 1 --tpcc-new-orders 20000 --epoch-txns 1000
+    --warmup 0 --nvm-path "$IMG")
+$R "${TP[@]}" --threads 2 --txns 1500 --out "$TMP/tp3.json" >/dev/null 2>"$TMP/err" || { cat "$TMP/err"; fail "TPC-C run"; }
+json "$TMP/tp3.json" "d['consistency']['violations'] == 0 and d['consistency']['conditions'] == '1,2,3,4' and d['results']['tpmC'] > 0 and d['workload']['tpcc']['payment']['by_name'] > 0" \
+  | grep -qx True || fail "TPC-C run: $(json "$TMP/tp3.json" "d['consistency'], d['results'].get('committed_by_type')")"
+$R "${TP[@]}" --threads 1 --txns 3000 --out "$TMP/tp3one.json" >/dev/null 2>&1 || fail "TPC-C run on 1 thread"
+[[ $(json "$TMP/tp3one.json" "d['results']['engine']['state_checksum']") == $(json "$TMP/tp3.json" "d['results']['engine']['state_checksum']") ]] \
+  || fail "TPC-C: 1 thread gave another database than 2"
+for p in nvcaracal.execute:3 nvcaracal.before_epoch_commit:3; do
+  set +e; $R "${TP[@]}" --threads 2 --txns 1500 --power-fail --evict-prob 0.3 --crash-at "point:$p" >/dev/null 2>&1; rc=$?; set -e
+  [[ $rc == 86 ]] || fail "TPC-C: no crash at $p (rc $rc)"
+  $R "${TP[@]}" --threads 2 --txns 1500 --recover --out "$TMP/rec.json" >/dev/null 2>"$TMP/err" || { cat "$TMP/err"; fail "TPC-C recovery after $p"; }
+  json "$TMP/rec.json" "d['consistency']['violations'] == 0 and d['recovery']['replayed_epoch'] == 3 and d['recovery']['reverted_rows'] > 0" \
+    | grep -qx True || fail "TPC-C after recovery from $p: $(json "$TMP/rec.json" "d['consistency'], d['recovery']")"
+  [[ $(json "$TMP/rec.json" "d['recovery']['state_checksum']") == $(json "$TMP/tp3.json" "d['results']['engine']['state_checksum']") ]] \
+    || fail "TPC-C: recovery from $p is not the 3-epoch database"
+done
+echo "  3 epochs on 1 and 2 threads: one database, conditions 1-4 hold; crashes in epoch 3: reverted, replayed, the same database"
 
 echo "== nvcaracal: injected faults are caught"
 caught() {  # fault, point (crashed in epochs 1-4 in turn: the coin tosses of the crash are seeded)

@@ -57,6 +57,7 @@ class NvCaracal {
     std::atomic_flag lock = ATOMIC_FLAG_INIT;  // the append step only
     uint32_t table = 0, len = 0;
     uint64_t key = 0;
+    uint64_t born = 0;  // the epoch whose insert step created it (0: loaded or recovered)
   };
 
   // Per core: its pools and lists. Touched by its own thread only, except by the epoch driver
@@ -168,10 +169,13 @@ class NvCaracal {
   // Sizes, for the driver's image size and tests.
   static uint64_t transient_bytes_per_core(const EngineOptions& o) {
     uint64_t txns = (o.nvc_epoch_txns + uint64_t(o.threads) - 1) / uint64_t(o.threads);
-    // Per declared write: its value and the initial version's copy, and the version entry
-    // twice over (arrays grow by doubling); plus 1 MiB of slack.
-    uint64_t per_write = 2 * ((o.nvc_write_value_bytes + 63) / 64 * 64) + 4 * sizeof(Version) + 64;
-    return txns * o.nvc_txn_writes * per_write + (1ull << 20);
+    // Per transaction: its values and the initial versions' copies, and per declared write the
+    // version entry twice over (arrays grow by doubling) and an array header; plus 1 MiB.
+    uint64_t per_txn = 2 * txn_value_bytes(o) + o.nvc_txn_writes * (4 * sizeof(Version) + 64);
+    return txns * per_txn + (1ull << 20);
+  }
+  static uint64_t txn_value_bytes(const EngineOptions& o) {
+    return o.nvc_txn_value_bytes ? o.nvc_txn_value_bytes : o.nvc_txn_writes * ((o.nvc_write_value_bytes + 63) / 64 * 64);
   }
   // DRAM beside the P share (driver.h's side_dram_bytes): the row entries. The transient pool
   // is not: it is what the budget must hold for an epoch (--epoch-txns), refused if it cannot.
@@ -189,7 +193,7 @@ class NvCaracal {
   // The NVM version heap of the all-nvmm and hybrid designs: every version of a core's epoch.
   static uint64_t version_heap_bytes(const EngineOptions& o) {
     uint64_t txns = (o.nvc_epoch_txns + uint64_t(o.threads) - 1) / uint64_t(o.threads);
-    return txns * o.nvc_txn_writes * ((o.nvc_write_value_bytes + 63) / 64 * 64) + (1ull << 20);
+    return txns * txn_value_bytes(o) + (1ull << 20);
   }
   static uint64_t log_words_per_core(const EngineOptions& o) {
     return ((o.nvc_epoch_txns + uint64_t(o.threads) - 1) / uint64_t(o.threads)) * (2 + o.nvc_txn_input_words) + 8;
@@ -285,6 +289,28 @@ class NvCaracal {
     evict_cache(th);
   }
 
+  // Insert step (section 3.1.2): a new row for serial id `sid`, in this core's row pool, with a
+  // version array {absent, PENDING}. Nothing reaches NVM until the row's final write (section
+  // 4: no transient data or cached version for it): a crash before the epoch commits leaves
+  // its block past the restored bump offset, or on the restored free list.
+  Row* insert(Thread& th, Sid sid, uint32_t table, uint64_t key) {
+    if (find(table, key)) throw std::runtime_error("insert of key " + std::to_string(key) + " already in " + tables_[table].name);
+    uint64_t ref = row_pool_[size_t(th.core)].alloc();
+    Row* r = add_row(table, key, row_addr(ref), tables_[table].schema.tuple_size());
+    r->born = epoch_;
+    VersionArray* va = new_array(th, 4);
+    va->n = 2;
+    va->v[0].sid = 0;
+    va->v[0].value = nullptr;  // no version before the inserter's
+    va->v[1].sid = sid;
+    va->v[1].value = kPending;
+    r->va = va;
+    r->va_epoch = epoch_;
+    th.created.push_back(r);
+    return r;
+  }
+  bool inserted_now(const Row& r) const { return r.born == epoch_ && r.born; }
+
   // Append step: a PENDING version for serial id `sid` in the row's version array.
   Row* append(Thread& th, Sid sid, uint32_t table, uint64_t key) {
     Row* r = find(table, key);
@@ -330,7 +356,7 @@ class NvCaracal {
     th.accesses++;
     if (r.va_epoch == epoch_ && r.va) {
       const char* v = r.va->read_below(sid, &th.waits);
-      if (design_ == Design::AllNvmm) dev::read(v, r.len);  // every version lives in NVM
+      if (design_ == Design::AllNvmm && v) dev::read(v, r.len);  // every version lives in NVM
       return v;
     }
     return read_committed(th, r);
@@ -378,6 +404,7 @@ class NvCaracal {
       write_final(th, r, r.va->v[k].sid, v);
       return;
     }
+    if (r.born == epoch_) drop_inserted(th, r);
   }
 
   // Epoch commit, per core: the pools' offsets into the slot of this epoch's parity, fenced
@@ -438,7 +465,7 @@ class NvCaracal {
           RowHeader hd;
           dev::read(prow, sizeof hd);
           memcpy(&hd, prow, sizeof hd);
-          if (hd.live != kLive) continue;
+          if (hd.live != kLive || (!hd.sid[0] && !hd.sid[1])) continue;
           bool fix = repair(hd);  // a crash inside a header change (eADR: store by store)
           if (hd.sid[1] && epoch_of(hd.sid[1]) > out.committed) {  // the crashed epoch's version
             hd.sid[1] = 0;
@@ -553,6 +580,15 @@ class NvCaracal {
   }
 
  private:
+  // The global reference of a persistent row (its core's pool id << 40 | index).
+  uint64_t row_ref(const char* prow) const {
+    for (size_t t = 0; t < row_pool_.size(); t++) {
+      const BlockPool& p = row_pool_[t];
+      if (prow >= p.block(0) && prow < p.block(p.capacity()))
+        return uint64_t(t) << kRefCoreShift | uint64_t(prow - p.block(0)) / geo_.row_bytes;
+    }
+    throw std::logic_error("a persistent row outside every row pool");
+  }
   char* row_addr(uint64_t ref) const { return row_pool_[ref >> kRefCoreShift].block(ref & ((1ull << kRefCoreShift) - 1)); }
   char* value_addr(char* prow, uint64_t ref) const {
     if (is_inline(ref)) return prow + (ref & ~kInline);
@@ -573,7 +609,8 @@ class NvCaracal {
 
   Row* add_row(uint32_t table, uint64_t key, char* prow, uint32_t len) {
     uint64_t slot = slots_[table]->fetch_add(1);
-    if (slot >= tables_[table].capacity) throw std::runtime_error("table " + tables_[table].name + " is full");
+    if (slot >= tables_[table].capacity) throw std::runtime_error("table " + tables_[table].name + " is full (" + std::to_string(tables_[table].capacity) +
+                               " rows; TPC-C: raise --tpcc-new-orders)");
     Row* r = &rows_[table].first[slot];
     r->prow = prow;
     r->table = table;
@@ -658,6 +695,19 @@ class NvCaracal {
   // free one), then the header in one flushed line. Fenced at the epoch commit.
   void write_final(Thread& th, Row& r, Sid sid, const char* value) {
     th.final_writes++;
+    if (r.born == epoch_) {  // a row inserted this epoch: its first version, the whole header
+      RowHeader nh{};
+      nh.sid[0] = sid;
+      nh.ref[0] = place_value(th, r.len, 0, true);
+      nh.key = r.key;
+      nh.table = r.table;
+      nh.len = r.len;
+      nh.live = kLive;
+      write_value(r.prow, nh.ref[0], value, r.len);
+      memcpy(r.prow, &nh, sizeof nh);  // nobody reads it before the epoch commits
+      dev::flush(r.prow, sizeof nh);
+      return;
+    }
     if (cached_versions_) {
       char* c = cache_->alloc(th.core);
       if (c) {
@@ -691,6 +741,16 @@ class NvCaracal {
     store_header(reinterpret_cast<RowHeader*>(r.prow), nh);
     dev::flush(r.prow, sizeof nh);
     if (!minor_gc_ || !is_inline(nh.ref[0])) th.gc_next.push_back(&r);
+  }
+
+  // An inserted row left without a version (its inserter aborted): its header marked dead,
+  // its block back to the free list (reused after the epoch commits), its key out of the index.
+  void drop_inserted(Thread& th, Row& r) {
+    RowHeader nh{};
+    memcpy(r.prow, &nh, sizeof nh);
+    dev::flush(r.prow, sizeof nh);
+    row_pool_[size_t(th.core)].free(row_ref(r.prow));
+    index_[r.table]->remove(r.key);
   }
 
   // Major GC (section 4.4): rows given a second version last epoch lose the stale one. The

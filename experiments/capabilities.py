@@ -22,7 +22,6 @@ ISSUES = {
     **{("cc", c): "issue 4" for c in ("wait_die", "dl_detect", "occ", "tictoc", "mvcc",
                                       "hekaton", "cicada", "hstore", "mcsi", "pgsi")},
     ("engine", "nvmvcc"): "issue 4: the single-layer NVM engine MCSI and PGSI need",
-    ("engine", "nvcaracal"): "issue 13: staged (STAGED_ENGINES, make nvcaracal) until it passes e2e and crash",
     **{("workload", w): "issue 5" for w in ("tpcc", "smallbank")},
 }
 

@@ -1,60 +1,20 @@
 #!/usr/bin/env bash
-# NVCaracal's end-to-end and crash tests (run by `make nvcaracal`; not in e2e/crash until the
-# engine joins ENGINES). Determinism makes the check exact: a run of k epochs from the same
-# seed gives one database (results.engine.state_checksum), so after a power failure at a named
-# point of epoch k and --recover, the database must be exactly the k-epoch one (the crashed
-# epoch replayed from its logged inputs) or, when the crash came before the epoch's inputs were
-# durable, the (k-1)-epoch one. Then each injected fault must be caught within a few rounds.
+# NVCaracal's crash tests (run by tests/crash/run_all.sh and `make nvcaracal`). Determinism makes
+# the check exact: a run of k epochs from the same seed gives one database
+# (results.engine.state_checksum), so after a power failure at a named point of epoch k and
+# --recover, the database must be exactly the k-epoch one (the crashed epoch replayed from its
+# logged inputs) or, when the crash came before the epoch's inputs were durable, the (k-1)-epoch
+# one. Then each injected fault must be caught within a few rounds, and the torture.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-R=build/nvcaracal-caracal/rundb
-[[ -x $R ]] || { echo "build it first: make ENGINE=nvcaracal CC_ALG=caracal" >&2; exit 1; }
+source scripts/python.sh
 TMP=$(mktemp -d /dev/shm/nvt-nvc.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
-IMG=$TMP/nvc.img
 fail() { echo "FAIL: $*" >&2; exit 1; }
-json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {'d': d}))" "$@"; }
-# 1000 transactions per epoch, 2 threads x 2000 = 4 epochs; hot rows make versions wait.
-BASE0=(--rows 20000 --requests 10 --read-ratio 0.2 --update-bytes 100 --hot-requests 4
-       --warmup 0 --dram-size 200M --nvm-path "$IMG")
-BASE=("${BASE0[@]}" --epoch-txns 1000)
+source tests/e2e/nvcaracal_env.sh
 
-B2=("${BASE[@]}" --threads 2)
-
-echo "== nvcaracal: smoke and reference states"
-declare -A STATE
-for k in 1 2 3 4; do
-  $R "${B2[@]}" --txns $((k * 500)) --out "$TMP/ref$k.json" >/dev/null 2>"$TMP/err" || { cat "$TMP/err"; fail "run of $k epochs"; }
-  [[ $(json "$TMP/ref$k.json" "d['results']['engine']['last_epoch']") == "$k" ]] || fail "a run of --txns $((k * 500)) ran other than $k epochs"
-  STATE[$k]=$(json "$TMP/ref$k.json" "d['results']['engine']['state_checksum']")
-done
-json "$TMP/ref4.json" "d['results']['committed'] == 4000 and d['results']['throughput_tps'] > 0 and 0 < d['results']['engine']['transient_update_share'] < 1" | grep -qx True \
-  || fail "results of a 4-epoch run: $(json "$TMP/ref4.json" "d['results']")"
-# The same inputs on 1 and 3 threads: the same database.
-for t in 1 3; do
-  $R "${BASE[@]}" --threads $t --txns $((4000 / t + (4000 % t > 0))) --out "$TMP/t$t.json" >/dev/null 2>&1 || fail "run on $t threads"
-  # (3 threads: --txns 1334 per thread = 4002 transactions, 5 epochs: compare with a 5-epoch run)
-done
-[[ $(json "$TMP/t1.json" "d['results']['engine']['state_checksum']") == "${STATE[4]}" ]] || fail "1 thread: another database than 2 threads"
-$R "${B2[@]}" --txns 2500 --out "$TMP/ref5.json" >/dev/null 2>&1
-[[ $(json "$TMP/t3.json" "d['results']['engine']['state_checksum']") == $(json "$TMP/ref5.json" "d['results']['engine']['state_checksum']") ]] \
-  || fail "3 threads: another database than 2 threads"
-echo "  4 epochs on 1, 2 and 3 threads: one database"
-
-echo "== nvcaracal: bad input"
-expect_error() {  # rc, text, flags...
-  local rc=$1 text=$2; shift 2
-  set +e; $R "${BASE0[@]}" --threads 2 --txns 10 "$@" >/dev/null 2>"$TMP/err"; local got=$?; set -e
-  [[ $got == "$rc" ]] && grep -q -- "$text" "$TMP/err" || { cat "$TMP/err"; fail "$* gave rc $got, wanted $rc naming '$text'"; }
-}
-expect_error 2 "--epoch-txns" --epoch-txns 0
-expect_error 2 "two versions" --persistent-row-bytes 64
-expect_error 2 "multiple of 64" --persistent-row-bytes 200
-expect_error 1 "--epoch-txns" --epoch-txns 1000000
-expect_error 1 "a deterministic engine runs --tpcc-mix deterministic" --workload tpcc --tpcc-mix standard
-expect_error 1 "delivery scans" --workload tpcc --tpcc-mix neworder:50,delivery:5
-echo "  epoch size 0, an epoch over the DRAM budget, rows too small for two versions, mixes that scan: clear errors"
-
+echo "== nvcaracal: reference states"
+reference_states
 echo "== nvcaracal: crash at named points, recover, compare"
 crash_recover() {  # point, expected epoch(s) ...
   local point=$1; shift
@@ -77,7 +37,7 @@ $R "${B2[@]}" --txns 2000 --recover --out "$TMP/rec.json" >/dev/null 2>&1 || fai
 echo "  nvcaracal.replay (crash in recovery, recovered again): the 4-epoch database"
 # Power failures at fences in the epochs (the load ends with one fence; about ten per epoch): the
 # database is always one of the epochs' databases.
-for seed in 1 2 3 4 5 6; do
+for seed in 1 3 5; do
   set +e; $R "${B2[@]}" --txns 2000 --seed 1 --power-fail --evict-prob 0.3 --crash-at "fence:$((seed * 6 + 2))" >/dev/null 2>&1; rc=$?; set -e
   [[ $rc == 86 || $rc == 0 ]] || fail "fence crash rc $rc"
   $R "${B2[@]}" --txns 2000 --recover --out "$TMP/rec.json" >/dev/null 2>&1 || fail "recovery after fence $((seed * 6 + 2))"
@@ -85,13 +45,12 @@ for seed in 1 2 3 4 5 6; do
   for k in 1 2 3 4; do [[ $got == "${STATE[$k]}" ]] && ok=1; done
   [[ $ok == 1 ]] || fail "crash at fence $((seed * 6 + 2)): the database is no epoch's ($(json "$TMP/rec.json" "d['recovery']"))"
 done
-echo "  6 crashes at fences: each recovered an epoch's database"
+echo "  3 crashes at fences: each recovered an epoch's database"
 
 echo "== nvcaracal: SmallBank (user aborts), crash and recovery conserve money"
 SB=(--workload smallbank --accounts 2000 --hotspot-accounts 20 --send-payment --epoch-txns 2000 --threads 2 --warmup 0
     --dram-size 64M --nvm-path "$IMG" --txns 3000)
 $R "${SB[@]}" --out "$TMP/sb.json" >/dev/null 2>&1 || fail "SmallBank run"
-json "$TMP/sb.json" "d['conservation']['violations'] == 0 and d['results']['aborted'] > 0" | grep -qx True || fail "SmallBank: $(json "$TMP/sb.json" "d['conservation']")"
 set +e; $R "${SB[@]}" --power-fail --evict-prob 0.3 --crash-at point:nvcaracal.execute:3 >/dev/null 2>&1; rc=$?; set -e
 [[ $rc == 86 ]] || fail "SmallBank: no crash (rc $rc)"
 $R "${SB[@]}" --recover --out "$TMP/rec.json" >/dev/null 2>&1 || fail "SmallBank recovery"
@@ -100,15 +59,10 @@ json "$TMP/rec.json" "d['conservation']['violations'] == 0 and d['recovery']['re
   || fail "SmallBank: the recovered database is not the 3-epoch one"
 echo "  3 epochs with user aborts, a crash in the third and its replay: money conserved, the same database"
 
-echo "== nvcaracal: TPC-C (deterministic mix), consistency after a run and after a crash and its replay"
+echo "== nvcaracal: TPC-C (deterministic mix), a crash and its replay"
 TP=(--workload tpcc --tpcc-mix deterministic --warehouses 1 --tpcc-new-orders 20000 --epoch-txns 1000
     --warmup 0 --nvm-path "$IMG")
 $R "${TP[@]}" --threads 2 --txns 1500 --out "$TMP/tp3.json" >/dev/null 2>"$TMP/err" || { cat "$TMP/err"; fail "TPC-C run"; }
-json "$TMP/tp3.json" "d['consistency']['violations'] == 0 and d['consistency']['conditions'] == '1,2,3,4' and d['results']['tpmC'] > 0 and d['workload']['tpcc']['payment']['by_name'] > 0" \
-  | grep -qx True || fail "TPC-C run: $(json "$TMP/tp3.json" "d['consistency'], d['results'].get('committed_by_type')")"
-$R "${TP[@]}" --threads 1 --txns 3000 --out "$TMP/tp3one.json" >/dev/null 2>&1 || fail "TPC-C run on 1 thread"
-[[ $(json "$TMP/tp3one.json" "d['results']['engine']['state_checksum']") == $(json "$TMP/tp3.json" "d['results']['engine']['state_checksum']") ]] \
-  || fail "TPC-C: 1 thread gave another database than 2"
 for p in nvcaracal.execute:3 nvcaracal.before_epoch_commit:3; do
   set +e; $R "${TP[@]}" --threads 2 --txns 1500 --power-fail --evict-prob 0.3 --crash-at "point:$p" >/dev/null 2>&1; rc=$?; set -e
   [[ $rc == 86 ]] || fail "TPC-C: no crash at $p (rc $rc)"
@@ -118,7 +72,7 @@ for p in nvcaracal.execute:3 nvcaracal.before_epoch_commit:3; do
   [[ $(json "$TMP/rec.json" "d['recovery']['state_checksum']") == $(json "$TMP/tp3.json" "d['results']['engine']['state_checksum']") ]] \
     || fail "TPC-C: recovery from $p is not the 3-epoch database"
 done
-echo "  3 epochs on 1 and 2 threads: one database, conditions 1-4 hold; crashes in epoch 3: reverted, replayed, the same database"
+echo "  crashes in epoch 3: reverted, replayed, the 3-epoch database, conditions 1-4 hold"
 
 echo "== nvcaracal: injected faults are caught"
 caught() {  # fault, point (crashed in epochs 1-4 in turn: the coin tosses of the crash are seeded)
@@ -135,15 +89,12 @@ caught() {  # fault, point (crashed in epochs 1-4 in turn: the coin tosses of th
 caught skip-epoch-fence nvcaracal.epoch_commit
 caught wrong-parity nvcaracal.execute
 echo "== nvcaracal: crash torture (scripts/torture.py)"
-source scripts/python.sh
 out="$TMP/torture.json"
-"$PYTHON" scripts/torture.py --engine nvcaracal --cc caracal --rounds "${ROUNDS:-8}" --duration 0.8 >"$out" \
+"$PYTHON" scripts/torture.py --engine nvcaracal --cc caracal --rounds "${ROUNDS:-4}" --duration 0.8 >"$out" \
   || { cat "$out"; fail "torture nvcaracal"; }
 "$PYTHON" -c "import json; s=json.load(open('$out')); print('  {rounds} rounds ({crashed_rounds} crashed after the load), {distinct_crash_points} crash points, {acked_txns_checked} acked txns checked, {violations} violations'.format(**s))"
-for f in skip-epoch-fence wrong-parity; do
-  set +e; "$PYTHON" scripts/torture.py --engine nvcaracal --cc caracal --rounds 12 --duration 0.8 --fault $f \
-    --stop-on-violation >"$out" 2>/dev/null; rc=$?; set -e
-  [[ $rc == 1 ]] || { cat "$out"; fail "torture did not catch $f in 12 rounds"; }
-  echo "  $f: caught by the torture in round $("$PYTHON" -c "import json; print(json.load(open('$out'))['first_violation_round'])")"
-done
-echo "nvcaracal: all passed"
+set +e; "$PYTHON" scripts/torture.py --engine nvcaracal --cc caracal --rounds 12 --duration 0.8 --fault wrong-parity \
+  --stop-on-violation >"$out" 2>/dev/null; rc=$?; set -e
+[[ $rc == 1 ]] || { cat "$out"; fail "torture did not catch wrong-parity in 12 rounds"; }
+echo "  wrong-parity: caught by the torture in round $("$PYTHON" -c "import json; print(json.load(open('$out'))['first_violation_round'])")"
+echo "nvcaracal crash tests: all passed"

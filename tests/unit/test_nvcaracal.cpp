@@ -1,7 +1,7 @@
 // NVCaracal (storage/engines/nvcaracal/, system/epoch_driver.h): deterministic execution, the
 // version array's PENDING and IGNORE, final writes only to NVM, the pools' epoch parity, and
-// recovery over a reopened image. Built and run by `make nvcaracal` (not in tests/unit/ until
-// the engine joins ENGINES).
+// recovery over a reopened image, TPC-C's inserts. In unit_tests like every test here, and in
+// a binary of its own for `make nvcaracal`.
 #include <gtest/gtest.h>
 
 #include <atomic>

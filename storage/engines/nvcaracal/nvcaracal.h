@@ -287,6 +287,10 @@ class NvCaracal {
     th.retired.clear();
     major_gc(th);
     evict_cache(th);
+    // From here (the insert step on) the pools may hand out the blocks freed up to now: those
+    // of committed epochs and this epoch's major GC, durable already.
+    if (val_pool_[size_t(th.core)].capacity()) val_pool_[size_t(th.core)].begin_execution();
+    row_pool_[size_t(th.core)].begin_execution();
   }
 
   // Insert step (section 3.1.2): a new row for serial id `sid`, in this core's row pool, with a
@@ -342,8 +346,6 @@ class NvCaracal {
   // After every core appended: each sorts the arrays it created, by serial id.
   void sort_step(Thread& th) {
     for (Row* r : th.created) r->va->sort();
-    if (val_pool_[size_t(th.core)].capacity()) val_pool_[size_t(th.core)].begin_execution();
-    row_pool_[size_t(th.core)].begin_execution();
   }
 
   // Execution: what a transaction of serial id `sid` reads of a row.
@@ -563,12 +565,14 @@ class NvCaracal {
   }
   // Pool sizes (Figure 8): transient (peak of an epoch), cache, persistent rows and values.
   nlohmann::json pool_bytes() const {
-    uint64_t transient = 0, rows = 0, values = 0;
+    uint64_t transient = 0, rows = 0, values = 0, reserved = 0;
     for (auto& t : th_) transient += t.transient->peak();
-    for (auto& p : row_pool_) rows += p.in_use() * geo_.row_bytes;
+    for (auto& p : row_pool_) rows += p.in_use() * geo_.row_bytes, reserved += p.bump() * geo_.row_bytes;
     for (auto& p : val_pool_) values += p.in_use() * block_bytes_;
+    // persistent_rows: rows in use; _reserved: the row pools' bump offsets (what free lists
+    // may hand out again included).
     return {{"transient", transient}, {"cache", cache_->bytes_in_use()}, {"persistent_rows", rows},
-            {"persistent_values", values}};
+            {"persistent_rows_reserved", reserved}, {"persistent_values", values}};
   }
   nlohmann::json stats() const { return {{"pool_bytes", pool_bytes()}}; }
   static std::pair<uint64_t, uint64_t> hit_counts(const Thread& t) { return {t.cache_hits, t.accesses}; }

@@ -154,6 +154,7 @@ class TpccDet : public Tpcc {
     uint32_t c = tpcc::nurand(r, 1023, 1, C);
     uint32_t last = tpcc::nurand(r, 255, 0, names - 1);
     if (by_name) {
+      if (by_name_.empty()) throw std::logic_error("TPC-C: det_sync must build the last-name table before inputs are drawn");
       uint32_t id = by_name_[name_slot(c_w, c_d, last)];
       if (id) c = id;
     }

@@ -238,6 +238,7 @@ nlohmann::json run_deterministic(const RunContext& ctx) {
       {"memory_bytes", memory_json(dram, nvm)},
       {"engine", engine}};
   res["numa"] = numa_results(numa, dc, committed);
+  res["memory_bytes"]["nvm_breakdown"] = eng.nvm_breakdown();
   if constexpr (requires(const uint64_t* in) { Bench::kind_names(); bench.det_kind(in); }) {  // as driver.h: TPC-C's tpmC
     std::vector<std::array<uint64_t, 8>> per_core;
     for (auto& c : runner.cores()) per_core.push_back(c.by_kind);

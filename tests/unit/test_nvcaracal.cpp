@@ -395,6 +395,9 @@ TEST(NvCaracal, AbortedInsertsLeaveNoRowAndFreeTheirBlock) {
     auto pools = db->eng->pool_bytes();
     EXPECT_EQ(pools["persistent_rows"].get<uint64_t>(), 40u * 256) << pools.dump();
     EXPECT_EQ(pools["persistent_rows_reserved"].get<uint64_t>(), 50u * 256) << pools.dump();
+    auto nvm = db->eng->nvm_breakdown();
+    EXPECT_EQ(nvm["nvcaracal persistent rows"].get<uint64_t>(), 40u * 256) << nvm.dump();
+    EXPECT_GT(nvm["nvcaracal input logs"].get<uint64_t>(), 0u) << nvm.dump();
     test::drop_as_crash(db->eng);
   }
   Db again(p.str(), b.tables(), eo, true);

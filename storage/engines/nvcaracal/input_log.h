@@ -22,6 +22,7 @@ struct alignas(64) LogHeader {
 class InputLog {
  public:
   static uint64_t bytes_for(uint64_t words) { return sizeof(LogHeader) + words * 8; }
+  uint64_t bytes() const { return bytes_for(cap_); }
   void attach(char* base, uint64_t words) {
     hdr_ = reinterpret_cast<LogHeader*>(base);
     data_ = reinterpret_cast<uint64_t*>(base + sizeof(LogHeader));

@@ -457,10 +457,14 @@ class NvCaracal {
     rep.lap("restore_pools");
     std::vector<std::vector<std::pair<char*, RowHeader>>> revert(static_cast<size_t>(threads_));
     std::atomic<uint64_t> nrows{0};
+    // The blocks on any core's free list (a dropped insert goes to the list of the core that
+    // dropped it, which may not own the block).
+    std::unordered_set<uint64_t> freed;
+    for (auto& p : row_pool_)
+      for (uint64_t b : p.free_set()) freed.insert(b);
     parallel(std::min(threads, threads_), [&](int h) {
       for (int t = h; t < threads_; t += std::min(threads, threads_)) {
         BlockPool& p = row_pool_[size_t(t)];
-        auto freed = p.free_set();
         for (uint64_t i = 0; i < p.bump(); i++) {
           char* prow = p.block(i);
           if (freed.count((uint64_t(t) << kRefCoreShift) | i)) continue;
@@ -468,6 +472,8 @@ class NvCaracal {
           dev::read(prow, sizeof hd);
           memcpy(&hd, prow, sizeof hd);
           if (hd.live != kLive || (!hd.sid[0] && !hd.sid[1])) continue;
+          // A row whose oldest version is the crashed epoch's was inserted by it: not a row.
+          if (hd.sid[0] && epoch_of(hd.sid[0]) > out.committed) continue;
           bool fix = repair(hd);  // a crash inside a header change (eADR: store by store)
           if (hd.sid[1] && epoch_of(hd.sid[1]) > out.committed) {  // the crashed epoch's version
             hd.sid[1] = 0;
@@ -575,6 +581,19 @@ class NvCaracal {
             {"persistent_rows_reserved", reserved}, {"persistent_values", values}};
   }
   nlohmann::json stats() const { return {{"pool_bytes", pool_bytes()}}; }
+  // NVM in use by structure (Figure 8's NVMM side; the DRAM side is the budget's breakdown):
+  // persistent rows and values in use, the input logs and version heaps as sized.
+  nlohmann::json nvm_breakdown() const {
+    uint64_t rows = 0, values = 0, logs = 0, heaps = 0;
+    for (auto& p : row_pool_) rows += p.in_use() * geo_.row_bytes;
+    for (auto& p : val_pool_) values += p.in_use() * block_bytes_;
+    for (auto& l : log_) logs += l.bytes();
+    for (auto& t : th_) heaps += t.heap_size;
+    nlohmann::json j = {{"nvcaracal persistent rows", rows}, {"nvcaracal persistent values", values}};
+    if (input_log_) j["nvcaracal input logs"] = logs;
+    if (heaps) j["nvcaracal version heaps"] = heaps;
+    return j;
+  }
   static std::pair<uint64_t, uint64_t> hit_counts(const Thread& t) { return {t.cache_hits, t.accesses}; }
 
   Row* find(uint32_t table, uint64_t key) const {

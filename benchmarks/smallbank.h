@@ -22,6 +22,7 @@
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -174,6 +175,68 @@ class Smallbank {
     int64_t amount = 0;
   };
 
+  // One transaction's inputs: a type uniformly, its customers, an amount (10% of
+  // TransactSaving and WriteCheck inputs are overdraft attempts).
+  void draw(Rng& r, Input& in) const {
+    int types = o_.send_payment ? kTypes : kTypes - 1;
+    in.type = Type(r.below(uint64_t(types)));
+    in.c1 = customer(r);
+    in.c2 = in.c1;
+    if (in.type == kAmalgamate || in.type == kSendPayment) {
+      // Two distinct customers; after a few tries (a tiny hotspot) uniform over all.
+      for (int i = 0; in.c2 == in.c1; i++) in.c2 = i < 8 ? customer(r) : r.below(o_.accounts);
+    }
+    int64_t amount = 1 + int64_t(r.below(kMaxAmount));
+    bool overdraft = (in.type == kTransactSaving || in.type == kWriteCheck) && r.uniform() < kOverdraftShare;
+    if (overdraft) amount = kOverdraft;
+    // TransactSaving deposits; an overdraft attempt is a withdrawal.
+    if (in.type == kTransactSaving && overdraft) amount = -amount;
+    in.amount = amount;
+  }
+
+  // ---- The deterministic form (ENGINE=nvcaracal, system/epoch_driver.h): inputs {type, c1, c2,
+  // amount, teller} drawn before the epoch; the write set follows from the type. The teller
+  // row is the transaction's position mod 64 (a worker's own row in the other engines' runs):
+  // with a thread count that divides 64 each teller's writers run on one core.
+  uint64_t det_input_words() const { return 5; }
+  uint64_t det_txn_writes() const { return 3; }
+  uint64_t det_value_bytes() const { return accounts_.tuple_size(); }
+  void det_draw(Rng& r, uint64_t /*epoch*/, uint64_t j, std::vector<uint64_t>& in) const {
+    Input x;
+    draw(r, x);
+    in.insert(in.end(), {uint64_t(x.type), x.c1, x.c2, uint64_t(x.amount), (j - 1) % kTellerRows});
+  }
+  template <class F>
+  void det_write_set(const uint64_t* in, F&& declare) const {
+    uint64_t c1 = in[1], c2 = in[2], teller = in[4];
+    switch (Type(in[0])) {
+      case kAmalgamate: declare(kSavings, c1); declare(kChecking, c1); declare(kChecking, c2); break;
+      case kBalance: break;
+      case kDepositChecking: declare(kChecking, c1); declare(kTellers, teller); break;
+      case kTransactSaving: declare(kSavings, c1); declare(kTellers, teller); break;
+      case kWriteCheck: declare(kChecking, c1); declare(kTellers, teller); break;
+      case kSendPayment: declare(kChecking, c1); declare(kChecking, c2); break;
+      default: break;
+    }
+  }
+  // Runs the Worker's transaction code on the deterministic transaction (one Worker per core
+  // thread, its counts added to report() when the thread ends). A user abort may follow a
+  // write() here: the epoch driver publishes a transaction's writes only when it ends.
+  template <class Txn>
+  bool det_run(const uint64_t* in, Txn& t) const {
+    thread_local const Smallbank* owner = nullptr;
+    thread_local std::unique_ptr<Worker> w;
+    if (owner != this) {
+      w = std::make_unique<Worker>(*this, 0);
+      owner = this;
+    }
+    w->set({Type(in[0]), in[1], in[2], int64_t(in[3])});
+    w->set_teller(in[4]);
+    bool ok = w->execute(t);
+    if (ok) w->acknowledged(t);
+    return ok;
+  }
+
   class Worker {
    public:
     Worker(const Smallbank& b, int tid)
@@ -185,23 +248,9 @@ class Smallbank {
       }
     }
 
-    void next() {
-      int types = b_.o_.send_payment ? kTypes : kTypes - 1;
-      in_.type = Type(rng_.below(uint64_t(types)));
-      in_.c1 = b_.customer(rng_);
-      in_.c2 = in_.c1;
-      if (in_.type == kAmalgamate || in_.type == kSendPayment) {
-        // Two distinct customers; after a few tries (a tiny hotspot) uniform over all.
-        for (int i = 0; in_.c2 == in_.c1; i++) in_.c2 = i < 8 ? b_.customer(rng_) : rng_.below(b_.o_.accounts);
-      }
-      int64_t amount = 1 + int64_t(rng_.below(kMaxAmount));
-      bool overdraft = (in_.type == kTransactSaving || in_.type == kWriteCheck) && rng_.uniform() < kOverdraftShare;
-      if (overdraft) amount = kOverdraft;
-      // TransactSaving deposits; an overdraft attempt is a withdrawal.
-      if (in_.type == kTransactSaving && overdraft) amount = -amount;
-      in_.amount = amount;
-    }
+    void next() { b_.draw(rng_, in_); }
     void set(const Input& in) { in_ = in; }
+    void set_teller(uint64_t t) { teller_ = t % kTellerRows; }
     const Input& input() const { return in_; }
 
     // False: abort (a CC conflict, retried) or a user abort (m.user_aborted(), not retried).

@@ -118,6 +118,36 @@ class Tpcc {
     });
   }
 
+  // The same population with a seed per unit instead of one per loader thread, so the database
+  // does not depend on the thread count (a deterministic engine's runs compare databases across
+  // thread counts), and units spread evenly over the threads (a deterministic engine's pools
+  // are per core): the items; per warehouse its row, its STOCK in ten slices, its districts.
+  template <class Engine>
+  void load_per_warehouse(Engine& eng, int threads) const {
+    constexpr uint32_t kUnits = 21;  // per warehouse: its row, 10 STOCK slices, 10 districts
+    const uint64_t units = 1 + uint64_t(W_) * kUnits;
+    parallel(threads, [&](int t) {
+      auto& th = eng.thread(t);
+      for (uint64_t u = uint64_t(t); u < units; u += uint64_t(threads)) {
+        Rng r(o_.seed * 7919 + (u + 1) * 0x9E3779B97F4A7C15ull);
+        Loader<Engine> l{eng, th, r, *this};
+        if (u == 0) {
+          l.items();
+          continue;
+        }
+        const uint32_t w = uint32_t((u - 1) / kUnits + 1), k = uint32_t((u - 1) % kUnits);
+        if (k == 0) {
+          l.warehouse_row(w);
+        } else if (k <= 10) {
+          const uint32_t per = (S_.items + 9) / 10;
+          l.stock(w, (k - 1) * per + 1, std::min(S_.items, k * per));
+        } else {
+          l.district(w, k - 10);
+        }
+      }
+    });
+  }
+
   // Consistency conditions 1-4 (clause 3.3.2) over the committed state, engine-agnostic through
   // read_current (so they hold after a run and after a recovery alike).
   static constexpr const char* kCheckName = "consistency";  // the JSON key of check()
@@ -128,7 +158,7 @@ class Tpcc {
 
   class Worker;
 
- private:
+ protected:
   template <class Engine>
   struct Loader;
 

@@ -32,13 +32,21 @@ struct Tpcc::Loader {
   }
 
   void warehouse(uint32_t w) {
+    warehouse_row(w);
+    stock(w, 1, b.S_.items);
+    for (uint32_t d = 1; d <= 10; d++) district(w, d);
+  }
+  void warehouse_row(uint32_t w) {
     auto* wh = fresh<tpcc::Warehouse>();
     wh->w_id = w;
     address(wh->w_name, wh->w_street_1, wh->w_street_2, wh->w_city, wh->w_state, wh->w_zip);
     wh->w_tax = double(tpcc::uniform(r, 0, 2000)) / 10000;
     wh->w_ytd = 300000;
     put(tpcc::kWarehouse, K::warehouse(w));
-    for (uint32_t i = 1; i <= b.S_.items; i++) {
+  }
+  // Warehouse w's STOCK rows of items lo..hi.
+  void stock(uint32_t w, uint32_t lo, uint32_t hi) {
+    for (uint32_t i = lo; i <= hi; i++) {
       auto* s = fresh<tpcc::Stock>();
       s->s_i_id = i;
       s->s_w_id = w;
@@ -47,7 +55,6 @@ struct Tpcc::Loader {
       tpcc::data_original(r, s->s_data, 26, 50, 50);
       put(tpcc::kStock, K::stock(w, i));
     }
-    for (uint32_t d = 1; d <= 10; d++) district(w, d);
   }
 
   void address(char* name, char* s1, char* s2, char* city, char* state, char* zip) {
@@ -144,6 +151,7 @@ struct PaymentIn {
   uint32_t c = 1, last = 0;  // the customer by id, or by last name number when by_name
   bool by_name = false;
   double amount = 0;
+  uint64_t h_key = 0;  // HISTORY's key; 0: the terminal's next (a deterministic input names it)
 };
 struct OrderStatusIn {
   uint32_t w = 1, d = 1, c = 1, last = 0;
@@ -325,6 +333,15 @@ class Tpcc::Worker {
   template <class Mgr>
   void acknowledged(Mgr&) {}
 
+  // NewOrder or Payment alone (a deterministic engine's TPC-C, benchmarks/tpcc_det.h): the
+  // others scan, which its transactions cannot (their write sets are declared beforehand).
+  template <class Mgr>
+  bool execute_write(Mgr& m) {
+    if (kind_ == kNewOrder) return new_order(m, in_.new_order, out_.new_order);
+    if (kind_ == kPayment) return payment(m, in_.payment, out_.payment);
+    throw std::logic_error("execute_write: only NewOrder and Payment");
+  }
+
  private:
   void start(Kind k) {
     kind_ = k;
@@ -431,7 +448,11 @@ class Tpcc::Worker {
     if (!di) return false;
     as<District>(di)->d_ytd += in.amount;
     uint32_t c = in.c;
-    if (in.by_name && !customer_by_name(m, in.c_w, in.c_d, in.last, c)) return false;
+    if constexpr (requires { Mgr::kNoScans; }) {  // a deterministic transaction: resolved in its inputs
+      if (in.by_name) throw std::logic_error("payment by name on a transaction that cannot scan");
+    } else {
+      if (in.by_name && !customer_by_name(m, in.c_w, in.c_d, in.last, c)) return false;
+    }
     char* ci = m.write(kCustomer, K::customer(in.c_w, in.c_d, c));
     if (!ci) return false;
     Customer* cu = as<Customer>(ci);
@@ -444,7 +465,7 @@ class Tpcc::Worker {
       memmove(cu->c_data + n, cu->c_data, 500 - size_t(n));
       memcpy(cu->c_data, head, size_t(n));
     }
-    char* hi = m.insert(kHistory, history_key());
+    char* hi = m.insert(kHistory, in.h_key ? in.h_key : history_key());
     if (!hi) return false;
     History* h = as<History>(hi);
     *h = History{c, in.c_d, in.c_w, in.d, in.w, 2, in.amount, {}};

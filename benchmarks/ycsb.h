@@ -105,9 +105,101 @@ class Ycsb {
   }
 
   void fill(Rng& r, char* img, uint64_t key, uint64_t stamp) const {
+    fill_unstamped(r, img, key);
+    if (stamped()) memcpy(img + kStampOffset, &stamp, 8);
+  }
+  // The deterministic form's rows carry no acknowledgement stamp (it acknowledges epochs), so
+  // --ack-file changes nothing of the database.
+  void fill_unstamped(Rng& r, char* img, uint64_t key) const {
     memcpy(img, &key, 8);
     random_string(r, img + 8, schema_.tuple_size() - 8);
-    if (stamped()) memcpy(img + kStampOffset, &stamp, 8);
+  }
+
+  // One transaction's requests: --requests distinct keys (the hot ones first drawn from the
+  // hot set, then shuffled in), each a write with probability 1 - --read-ratio. Returns the
+  // number of writes.
+  int draw_requests(Rng& r, std::vector<uint64_t>& keys, std::vector<uint8_t>& write) const {
+    const Options& o = o_;
+    int n = requests(r);
+    keys.resize(size_t(n));
+    write.resize(size_t(n));
+    int nwrites = 0;
+    int hot = std::min(n, o.hot_requests);
+    for (int i = 0; i < n; i++) {
+      uint64_t k;
+      bool dup;
+      do {
+        k = i < hot ? hot_key(r) : zipf_.next(r);
+        dup = i >= hot && is_hot(k);  // the cold requests avoid the hot set
+        for (int j = 0; j < i; j++) dup |= keys[size_t(j)] == k;
+      } while (dup);
+      keys[size_t(i)] = k;
+      write[size_t(i)] = r.uniform() >= o.read_ratio;
+      nwrites += write[size_t(i)];
+    }
+    if (hot > 0)  // hot requests at random places in the transaction
+      for (int i = n - 1; i > 0; i--) std::swap(keys[size_t(i)], keys[r.below(uint64_t(i) + 1)]);
+    return nwrites;
+  }
+
+  // ---- The deterministic form (ENGINE=nvcaracal, system/epoch_driver.h): a one-shot
+  // transaction whose inputs, write set included, are drawn before its epoch runs and can be
+  // logged and replayed: {value seed, update bytes, n, request...}, a request = key << 1 |
+  // write. The values written come from the seed, and the input carries --update-bytes, so a
+  // replay in a process given other flags runs the same transaction.
+  uint64_t det_input_words() const { return 3 + uint64_t(o_.requests); }
+  uint64_t det_txn_writes() const { return uint64_t(o_.requests); }
+  uint64_t det_value_bytes() const { return tuple_size(); }
+  void det_draw(Rng& r, uint64_t /*epoch*/, uint64_t /*j*/, std::vector<uint64_t>& in) const {
+    thread_local std::vector<uint64_t> keys;
+    thread_local std::vector<uint8_t> write;
+    draw_requests(r, keys, write);
+    in.push_back(r.next());
+    in.push_back(uint64_t(o_.update_bytes));
+    in.push_back(keys.size());
+    for (size_t i = 0; i < keys.size(); i++) in.push_back(keys[i] << 1 | write[i]);
+  }
+  template <class F>
+  void det_write_set(const uint64_t* in, F&& declare) const {
+    for (uint64_t i = 0; i < in[2]; i++)
+      if (in[3 + i] & 1) declare(kTable, in[3 + i] >> 1);
+  }
+  template <class Txn>
+  bool det_run(const uint64_t* in, Txn& t) const {
+    Rng r(in[0]);
+    uint64_t sink = 0;
+    uint64_t update = in[1];
+    for (uint64_t i = 0; i < in[2]; i++) {
+      uint64_t k = in[3 + i] >> 1;
+      if (!(in[3 + i] & 1)) {
+        sink += touch(t.read(kTable, k));
+      } else {
+        char* d = t.write(kTable, k);
+        if (update > 0) {  // read-modify-write: the image holds the current tuple
+          sink += uint8_t(d[8]);
+          random_string(r, d + 8, size_t(update));
+        } else {
+          fill_unstamped(r, d, k);
+        }
+      }
+    }
+    t.sink(sink);
+    return true;
+  }
+
+  // The deterministic form's load: each row's bytes from its key's own seed, so the database
+  // (and so a run's result) does not depend on the thread count. Key k goes to core k mod n.
+  template <class Engine>
+  void det_load(Engine& eng, int threads) const {
+    parallel(threads, [&](int t) {
+      auto& th = eng.thread(t);
+      std::vector<char> img(schema_.tuple_size());
+      for (uint64_t k = uint64_t(t); k < o_.rows; k += uint64_t(threads)) {
+        Rng r(o_.seed * 7919 + k * 0x9E3779B97F4A7C15ull);
+        fill_unstamped(r, img.data(), k);
+        eng.load(th, kTable, k, img.data());
+      }
+    });
   }
 
   template <class Engine>
@@ -138,26 +230,7 @@ class Ycsb {
       is_long_ = long_thread_ && since_long_ >= y_.o_.long_txn_gap;
       if (is_long_) return next_long();
       since_long_++;
-      const Options& o = y_.o_;
-      int n = y_.requests(rng_);
-      keys_.resize(size_t(n));
-      write_.resize(size_t(n));
-      nwrites_ = 0;
-      int hot = std::min(n, o.hot_requests);
-      for (int i = 0; i < n; i++) {
-        uint64_t k;
-        bool dup;
-        do {
-          k = i < hot ? y_.hot_key(rng_) : y_.zipf_.next(rng_);
-          dup = i >= hot && y_.is_hot(k);  // the cold requests avoid the hot set
-          for (int j = 0; j < i; j++) dup |= keys_[size_t(j)] == k;
-        } while (dup);
-        keys_[size_t(i)] = k;
-        write_[size_t(i)] = rng_.uniform() >= o.read_ratio;
-        nwrites_ += write_[size_t(i)];
-      }
-      if (hot > 0)  // hot requests at random places in the transaction
-        for (int i = n - 1; i > 0; i--) std::swap(keys_[size_t(i)], keys_[rng_.below(uint64_t(i) + 1)]);
+      nwrites_ = y_.draw_requests(rng_, keys_, write_);
     }
 
     const std::vector<uint64_t>& keys() const { return keys_; }

@@ -45,11 +45,19 @@ def build(pairs, log_dir, root=ROOT):
     return errors
 
 
+# Boolean flags that default on: false is given as --no-<flag> (rundb's --help lists both).
+NEGATABLE = ("prefetch", "minor_gc", "cached_versions", "input_log")
+
+
 def command(binary, settings, rep, nvm_path):
     """rundb's command line for one repetition; repetition r runs with seed + r. Booleans are
-    bare flags (--recover), present only when true."""
+    bare flags (--recover), present only when true, except the NEGATABLE ones, which default
+    on: false is --no-<flag>."""
     args = [str(binary)]
     for key, value in settings.items():
+        if value is False and key in NEGATABLE:
+            args.append(f"--no-{key.replace('_', '-')}")
+            continue
         if key in NOT_FLAGS or key == "seed" or value is False:
             continue
         args.append(f"--{key.replace('_', '-')}")
@@ -96,16 +104,20 @@ def execute_run(binary, settings, rep, nvm_path, timeout=None):
     `recovery` and `invariants` blocks."""
     recovery = bool(settings.get("recover"))
     cmd = command(binary, {k: v for k, v in settings.items() if k != "recover"}, rep, nvm_path)
+    # The recovering process is not told to crash again: its own work may pass the same point
+    # (nvcaracal's replay runs the crashed epoch through nvcaracal.before_epoch_commit).
+    again = command(binary, {k: v for k, v in settings.items() if k not in ("recover", "crash_at")}, rep, nvm_path)
     cpus = pinned_cpus(int(settings.get("threads", 1)))
     if cpus:
         cmd = ["taskset", "-c", cpus] + cmd
+        again = ["taskset", "-c", cpus] + again
     start = time.monotonic()
     try:
         out, err, rc, error = _rundb(cmd, timeout)
         # A run told to crash (--crash-at) exits 86 and leaves its image to recover.
         crashed = recovery and rc == 86 and settings.get("crash_at") not in (None, "none")
         if recovery and error is None and (rc == 0 or crashed):
-            first, cmd = out, cmd + ["--recover"]
+            first, cmd = out, again + ["--recover"]
             out, err2, rc, error = _rundb(cmd, timeout)
             err += f"\n$ {' '.join(cmd)}\n{err2}"
     finally:

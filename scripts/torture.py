@@ -41,6 +41,10 @@ POINTS = {
     "foedus": ["foedus.log_before_fence", "foedus.log_after_fence", "foedus.marker_before_fence",
                "foedus.gleaner_mid_write", "foedus.gleaner_before_metadata",
                "foedus.gleaner_after_metadata"],
+    # NVCaracal: an epoch's inputs logged, halfway through core 0's execution, the cores'
+    # commits fenced but no epoch number, the epoch number flushed between the two fences.
+    "nvcaracal": ["nvcaracal.logged", "nvcaracal.execute", "nvcaracal.before_epoch_commit",
+                  "nvcaracal.epoch_commit"],
 }
 # Flags an engine's rounds run with: FOEDUS acknowledges a commit once its epoch is durable, so
 # short epochs (and gleanings) give a round enough acknowledged transactions to check.
@@ -53,6 +57,7 @@ FEW_FENCES = {"foedus"}
 # after a random fence or time). WBL: after the scan erased the versions above cp, after the
 # deletes were resolved, before and inside the append of the record that closes recovery.
 RECOVERY_POINTS = {
+    "nvcaracal": ["nvcaracal.replay"],  # halfway through the replay of the crashed epoch
     "wbl": ["wbl.recovery_scanned", "wbl.recovery_deletes", "wbl.recovery_before_record",
             "wbl.record_before_fence"],
     # FOEDUS: the restart's gleaning written, its snapshot metadata not yet.
@@ -102,6 +107,8 @@ def crash_spec(rng, engine, fault, points_all, prefix=""):
         n = rng.choice([rng.randint(1, 50), rng.randint(50, 2000), rng.randint(2000, 20000)])
         if engine in FEW_FENCES:
             n = max(1, n // 20)
+        elif engine == "nvcaracal":  # about ten fences per epoch, a few dozen epochs per round
+            n = rng.randint(2, 300)
         return f"fence:{n}", f"fence:{len(str(n))}-digit"
     if kind == "time":
         ms = rng.randint(50, 1500)
@@ -115,6 +122,8 @@ def crash_spec(rng, engine, fault, points_all, prefix=""):
         rng.choice([1, rng.randint(2, 50), rng.randint(50, 3000)])
     if engine in FEW_FENCES:
         hit = max(1, hit // 20)
+    elif engine == "nvcaracal":  # each point is hit once per epoch
+        hit = rng.randint(1, 30)
     return f"point:{point}:{hit}", f"point:{point}"
 
 
@@ -123,6 +132,39 @@ def acked_anything(workdir):
         if f.startswith("ack.") and os.path.getsize(os.path.join(workdir, f)) > 0:
             return True
     return False
+
+
+NVCARACAL_EPOCH = 500
+
+
+def nvcaracal_flags(rng):
+    return ["--hot-requests", str(rng.choice([0, 4, 8])),
+            "--update-bytes", str(rng.choice([0, 100]))]
+
+
+def check_replayed_epoch(binary, workload, j, v):
+    """NVCaracal recovered an epoch beyond the acknowledged ones (replayed from its logged
+    inputs): its database must be that of a run of exactly that many epochs (determinism)."""
+    epoch = j["recovery"]["recovered_epoch"]
+    args = list(workload)
+    for flag in ("--crash-at", "--evict-prob", "--fault", "--ack-file", "--duration"):
+        i = args.index(flag)
+        del args[i:i + 2]
+    args.remove("--power-fail")
+    threads = int(args[args.index("--threads") + 1])
+    img = args[args.index("--nvm-path") + 1] + ".ref"
+    args[args.index("--nvm-path") + 1] = img
+    rc, out, err = run([binary] + args + ["--txns", str(epoch * NVCARACAL_EPOCH // threads)])
+    if os.path.exists(img):
+        os.unlink(img)
+    if rc != 0:
+        return {**v, "violations": v["violations"] + 1, "examples": v["examples"] + [f"reference run exited {rc}: {err[-200:]}"]}
+    ref = json.loads(out)["results"]["engine"]
+    if ref["last_epoch"] != epoch or ref["state_checksum"] != j["recovery"]["state_checksum"]:
+        return {**v, "violations": v["violations"] + 1,
+                "examples": v["examples"] + [f"replayed epoch {epoch}: another database than a run of {epoch} epochs "
+                                             f"({' '.join(args)})"]}
+    return v
 
 
 def one_round(binary, engine, rnd, rng, args, workdir):
@@ -143,8 +185,12 @@ def one_round(binary, engine, rnd, rng, args, workdir):
         label += " eadr"
     # A DRAM budget that holds about a third of the rows: the rest live in volatile NVM.
     dram = 2 * args.threads * 2**20 + args.rows * 400
+    if engine == "nvcaracal":  # its epochs' transient pools come on top (NVCARACAL_EPOCH below)
+        dram += 64 * 2**20
     common = ["--rows", str(args.rows), "--nvm-path", img, "--threads", str(args.threads),
               "--dram-size", str(dram)]
+    if engine == "nvcaracal":  # recovery sizes its pools and logs by the epoch too
+        common += ["--epoch-txns", str(NVCARACAL_EPOCH)]
     workload = common + ["--read-ratio", str(rng.choice([0.0, 0.2, 0.5])),
                          "--theta", str(rng.choice([0.0, 0.6, 0.9])),
                          "--warmup", "0", "--duration", str(args.duration),
@@ -153,6 +199,8 @@ def one_round(binary, engine, rnd, rng, args, workdir):
                          "--persist-domain", domain] + ENGINE_FLAGS.get(engine, [])
     if any(p in spec for p in EXCLUSIVE_POINTS):
         workload += exclusive_flags(args.rows)
+    if engine == "nvcaracal":  # small epochs, some on hot rows, reads that modify
+        workload += nvcaracal_flags(rng)
     rc, _, err = run([binary] + workload)
     if rc not in (0, CRASH_EXIT):
         return {"error": f"run exited {rc}: {err.strip()[-400:]}", "label": label}
@@ -179,6 +227,8 @@ def one_round(binary, engine, rnd, rng, args, workdir):
         return {"error": f"recovery exited {rc3}: {err3.strip()[-400:]}", "label": label}
     j = json.loads(out)
     v = j.get("verification", {"violations": 0, "examples": [], "acked_txns": 0})
+    if engine == "nvcaracal" and verify and not v.get("checked_digest", True):
+        v = check_replayed_epoch(binary, workload, j, v)
     inv = j["invariants"]
     return {"label": label, "crashed": crashed, "during_load": False,
             "recovery_crash": recovery_crash, "violations": v["violations"] + inv["violations"],
@@ -195,7 +245,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--duration", type=float, default=1.5)
     ap.add_argument("--fault", default="none",
-                    choices=["none", "drop-flush", "drop-fence", "reorder-lp", "early-record"])
+                    choices=["none", "drop-flush", "drop-fence", "reorder-lp", "early-record",
+                             "skip-epoch-fence", "wrong-parity"])
     ap.add_argument("--recovery-crash-share", type=float, default=0.2)
     ap.add_argument("--point-prefix", default="",
                     help="crash only at named points starting with this (e.g. zen.exclusive_)")

@@ -55,6 +55,20 @@ struct EngineOptions {
   bool snapshot_cache = true;        // off: every snapshot page read goes to NVM
   int gleaner_mappers = 1;
   int gleaner_reducers = 1;
+  // NVCaracal (storage/engines/nvcaracal/): the epoch, the persistent row, the switches, and
+  // what the benchmark declares per transaction (the transient pool and input log are sized
+  // from them).
+  uint64_t nvc_epoch_txns = 100000;
+  uint32_t nvc_row_bytes = 256;
+  bool nvc_minor_gc = true;
+  bool nvc_cached_versions = true;
+  bool nvc_input_log = true;
+  std::string nvc_design = "nvcaracal";
+  uint64_t nvc_cache_epochs = 20;    // K: a cached version unused for K epochs is evicted
+  uint64_t nvc_txn_writes = 16;      // most declared writes of one transaction
+  uint64_t nvc_write_value_bytes = 1024;  // largest value written
+  uint64_t nvc_txn_value_bytes = 0;  // most value bytes one transaction writes (0: writes x largest)
+  uint64_t nvc_txn_input_words = 64; // most input words of one transaction
 };
 
 struct EngineEnv {
@@ -71,6 +85,10 @@ inline constexpr bool needs_nvmvcc = requires { C::kNvMvcc; };
 // pointers only, and that engine admits no other method.
 template <class C>
 inline constexpr bool needs_foedus = requires { C::kFoedus; };
+// Caracal's deterministic method (`caracal`) is the nvcaracal engine's own epoch protocol: it
+// declares `kCaracal`, and every other engine refuses it.
+template <class C>
+inline constexpr bool needs_caracal = requires { C::kCaracal; };
 
 // An engine that offers inserts, deletes and ordered scans (insert, undo_insert, scan_keys behind
 // TxnManager::insert/remove/scan; `visible` is optional: nvmvcc's snapshots decide visibility in

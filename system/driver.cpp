@@ -30,6 +30,21 @@ dev::CostProfile make_profile(const Options& o) {
   return p;
 }
 
+void by_type_results(nlohmann::json& res, const std::vector<std::string>& names,
+                     const std::vector<std::array<uint64_t, 8>>& per_thread, double secs, uint64_t committed) {
+  nlohmann::json by, tps;
+  for (size_t k = 0; k < names.size() && k < 8; k++) {
+    uint64_t n = 0;
+    for (auto& a : per_thread) n += a[k];
+    by[names[k]] = n;
+    tps[names[k]] = secs > 0 ? double(n) / secs : 0.0;
+  }
+  res["committed_by_type"] = by;
+  res["throughput_by_type_tps"] = tps;
+  if (by.contains("neworder")) res["tpmC"] = secs > 0 ? double(by["neworder"].get<uint64_t>()) * 60.0 / secs : 0.0;
+  res["throughput_tpm"] = secs > 0 ? double(committed) * 60.0 / secs : 0.0;
+}
+
 nlohmann::json numa_results(const NumaPlan& numa, const dev::Counters& c, uint64_t committed) {
   double per = committed ? 1.0 / double(committed) : 0.0;
   auto kind = [&](uint64_t all, uint64_t remote) {

@@ -62,6 +62,13 @@ void set_interruptible(bool workers_running);
 // totals and per committed transaction, under the run's nodes (real or virtual).
 nlohmann::json numa_results(const NumaPlan& numa, const dev::Counters& c, uint64_t committed);
 
+// Commits per transaction type into `res`: committed_by_type, throughput_by_type_tps,
+// throughput_tpm, and tpmC (NewOrders completed per minute, rolled-back ones included, as
+// clause 5.4 counts) when a type is named neworder. `per_thread[t][k]`: thread t's commits of
+// type k (at most 8 types).
+void by_type_results(nlohmann::json& res, const std::vector<std::string>& names,
+                     const std::vector<std::array<uint64_t, 8>>& per_thread, double secs, uint64_t committed);
+
 // A latency histogram (ns) as JSON in microseconds.
 inline nlohmann::json latency_json(const LatencyHistogram& h) {
   return {{"avg", h.mean() / 1e3},
@@ -82,6 +89,66 @@ uint64_t side_dram_bytes(const std::vector<TableInfo>& tables, const EngineOptio
     b += HashIndex::bytes_for(t.capacity) + (t.ordered ? t.capacity * OrderedIndex::kNodeBytes : 0);
   if constexpr (requires { Engine::metadata_bytes(tables, eo); }) b += Engine::metadata_bytes(tables, eo);
   return b;
+}
+
+// Device traffic per transaction (`per` = 1 / transactions) as results.per_txn reports it.
+inline nlohmann::json per_txn_json(const dev::Counters& dc, double per, double tsc_ghz) {
+  return {{"clwb", double(dc.clwb) * per},
+          {"sfence", double(dc.sfence) * per},
+          {"nvm_read_bytes", double(dc.nvm_read_bytes) * per},
+          {"nvm_write_bytes", double(dc.nvm_write_bytes) * per},
+          {"dram_bytes", double(dc.dram_bytes) * per},
+          {"remote_accesses", double(dc.remote) * per},
+          {"charged_ns", double(dc.charged_cycles) / tsc_ghz * per}};
+}
+// results.memory_bytes.
+inline nlohmann::json memory_json(const dev::DramBudget& dram, const dev::NvmImage& nvm) {
+  return {{"dram", dram.used()},
+          {"dram_budget", dram.budget()},
+          {"dram_breakdown", dram.breakdown()},
+          {"nvm", nvm.used()},
+          {"nvm_persistent", nvm.used(dev::RegionKind::Persistent)},
+          {"nvm_volatile", nvm.used(dev::RegionKind::Volatile)}};
+}
+// The `recovery` object: the steps' times, rows, what was replayed, the recovery's own traffic.
+inline nlohmann::json recovery_json(const RecoveryReport& rep, const dev::Counters& rc, int threads, double tsc_ghz) {
+  nlohmann::json r;
+  double total = 0;
+  for (auto& [step, s] : rep.steps) { r["steps_s"][step] = s; total += s; }
+  r["total_s"] = total;
+  r["rows"] = rep.rows;
+  r["replayed"] = rep.replayed;
+  r["threads"] = threads;
+  r["nvm_read_bytes"] = rc.nvm_read_bytes;
+  r["nvm_write_bytes"] = rc.nvm_write_bytes;
+  r["clwb"] = rc.clwb;
+  r["sfence"] = rc.sfence;
+  r["charged_s"] = double(rc.charged_cycles) / (tsc_ghz * 1e9);
+  return r;
+}
+
+// The device settings of a run: the image (created, or reopened with --recover; one file, or
+// one per NUMA node), its layout line, the profile, power-failure and crash settings; sets the
+// injected fault. `engine_bytes` is what the engine needs, used unless --nvm-size is given.
+inline dev::DeviceOptions device_options(const Options& o, const std::string& layout, uint64_t engine_bytes,
+                                        const NumaPlan& numa) {
+  const std::vector<std::string> files = node_image_paths(o.nvm_path, numa);
+  dev::DeviceOptions d;
+  d.path = files[0];
+  if (files.size() > 1) d.node_paths = files;
+  d.placement = numa.placement;
+  d.reopen = o.recover;
+  d.layout = layout;
+  d.profile = make_profile(o);
+  d.writer_threads = o.threads;
+  d.numa_nodes = numa.nodes;
+  d.power_fail = o.power_fail;
+  d.crash = dev::parse_crash(o.crash_at);
+  d.crash.evict_prob = o.evict_prob;
+  d.crash.seed = o.seed;
+  dev::g_fault = dev::parse_fault(o.fault);
+  d.size = o.nvm_size ? o.nvm_size : engine_bytes + (64ull << 20);
+  return d;
 }
 
 template <class Engine, class CC, class Bench>
@@ -119,24 +186,9 @@ nlohmann::json run_pair(const RunContext& ctx) {
       dram_budget += side_dram_bytes<Engine>(tables, eo) - side_dram_bytes<Engine>(bench.p_share_tables(), eo);
   }
   const NumaPlan numa = plan_numa(o, host_numa_nodes());
-  const std::vector<std::string> files = node_image_paths(o.nvm_path, numa);
-  dev::DeviceOptions d;
-  d.path = files[0];
-  if (files.size() > 1) d.node_paths = files;
-  d.placement = numa.placement;
-  d.reopen = o.recover;
-  d.layout = std::string("engine=") + Engine::name + " " + bench.layout();
-  d.profile = make_profile(o);
-  d.writer_threads = o.threads;
-  d.numa_nodes = numa.nodes;
-  d.power_fail = o.power_fail;
-  d.crash = dev::parse_crash(o.crash_at);
-  d.crash.evict_prob = o.evict_prob;
-  d.crash.seed = o.seed;
-  dev::g_fault = dev::parse_fault(o.fault);
-  d.size = o.nvm_size ? o.nvm_size : Engine::nvm_bytes(tables, eo) + (64ull << 20);
-  dev::NvmImage nvm(d);
-  apply_numa(numa, dev::g_model.base, nvm.size(), files.size() > 1 && nvm.is_pmem());  // before the engine: its pools ask for nodes
+  dev::NvmImage nvm(device_options(o, std::string("engine=") + Engine::name + " " + bench.layout(),
+                                   Engine::nvm_bytes(tables, eo), numa));
+  apply_numa(numa, dev::g_model.base, nvm.size(), nvm.paths().size() > 1 && nvm.is_pmem());  // before the engine: its pools ask for nodes
   dev::DramBudget dram(dram_budget);
   EngineEnv env{nvm, dram, eo};
   Engine eng(env, tables);
@@ -186,19 +238,7 @@ nlohmann::json run_pair(const RunContext& ctx) {
     dev::pay_debt();
     dev::Counters rc = (dev::my_counters() - c0);
     rc += dev::published() - p0;
-    nlohmann::json r;
-    double total = 0;
-    for (auto& [step, s] : rep.steps) { r["steps_s"][step] = s; total += s; }
-    r["total_s"] = total;
-    r["rows"] = rep.rows;
-    r["replayed"] = rep.replayed;
-    r["threads"] = o.recovery_threads;
-    r["nvm_read_bytes"] = rc.nvm_read_bytes;
-    r["nvm_write_bytes"] = rc.nvm_write_bytes;
-    r["clwb"] = rc.clwb;
-    r["sfence"] = rc.sfence;
-    r["charged_s"] = double(rc.charged_cycles) / (nvm.host().tsc_ghz * 1e9);
-    out["recovery"] = r;
+    out["recovery"] = recovery_json(rep, rc, o.recovery_threads, nvm.host().tsc_ghz);
     out["invariants"] = eng.check();
     if constexpr (requires { bench.check(eng); }) out[Bench::kCheckName] = bench.check(eng);
     if constexpr (requires { Bench::stamp_of(nullptr); })
@@ -519,28 +559,9 @@ nlohmann::json run_pair(const RunContext& ctx) {
       {"retry_rate", committed ? double(retried) / double(committed) : 0.0},
       {"rolled_back", rollbacks},
       {"latency_us", latency_json(lat)},
-      {"per_txn",
-       {{"clwb", double(dc.clwb) * per},
-        {"sfence", double(dc.sfence) * per},
-        {"nvm_read_bytes", double(dc.nvm_read_bytes) * per},
-        {"nvm_write_bytes", double(dc.nvm_write_bytes) * per},
-        {"dram_bytes", double(dc.dram_bytes) * per},
-        {"remote_accesses", double(dc.remote) * per},
-        {"charged_ns", double(dc.charged_cycles) / tsc_ghz * per},
-        {"background",
-         {{"clwb", double(bg.clwb) * per},
-          {"sfence", double(bg.sfence) * per},
-          {"nvm_read_bytes", double(bg.nvm_read_bytes) * per},
-          {"nvm_write_bytes", double(bg.nvm_write_bytes) * per},
-          {"charged_ns", double(bg.charged_cycles) / tsc_ghz * per}}}}},
+      {"per_txn", per_txn_json(dc, per, tsc_ghz)},
       {"cache_hit_rate", accesses ? double(hits) / double(accesses) : 0.0},
-      {"memory_bytes",
-       {{"dram", dram.used()},
-        {"dram_budget", dram.budget()},
-        {"dram_breakdown", dram.breakdown()},
-        {"nvm", nvm.used()},
-        {"nvm_persistent", nvm.used(dev::RegionKind::Persistent)},
-        {"nvm_volatile", nvm.used(dev::RegionKind::Volatile)}}},
+      {"memory_bytes", memory_json(dram, nvm)},
       {"engine", eng.stats()}};
   // From submission to the commit's durability, for engines where that lags commit() (WBL's
   // group commit): latency_us stops at commit(), an acknowledgement waits for this.
@@ -557,21 +578,13 @@ nlohmann::json run_pair(const RunContext& ctx) {
     }
   }
   if constexpr (requires { Bench::kind_names(); }) {
-    auto names = Bench::kind_names();
-    nlohmann::json by, tps;
-    for (size_t k = 0; k < names.size() && k < 8; k++) {
-      uint64_t n = 0;
-      for (auto& a : kinds) n += a[k];
-      by[names[k]] = n;
-      tps[names[k]] = secs > 0 ? double(n) / secs : 0.0;
-    }
-    res["committed_by_type"] = by;
-    res["throughput_by_type_tps"] = tps;
-    // tpmC: NewOrders completed per minute (rolled-back ones included, as clause 5.4 counts).
-    if (by.contains("neworder"))
-      res["tpmC"] = secs > 0 ? by["neworder"].template get<uint64_t>() * 60.0 / secs : 0.0;
-    res["throughput_tpm"] = secs > 0 ? double(committed) * 60.0 / secs : 0.0;
+    by_type_results(res, Bench::kind_names(), kinds, secs, committed);
   }
+  res["per_txn"]["background"] = {{"clwb", double(bg.clwb) * per},
+                                  {"sfence", double(bg.sfence) * per},
+                                  {"nvm_read_bytes", double(bg.nvm_read_bytes) * per},
+                                  {"nvm_write_bytes", double(bg.nvm_write_bytes) * per},
+                                  {"charged_ns", double(bg.charged_cycles) / tsc_ghz * per}};
   res["numa"] = numa_results(numa, dc, committed);
   if (soft) {
     uint64_t ran = 0, on = 0, none = 0;

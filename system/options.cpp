@@ -131,6 +131,9 @@ nlohmann::json Options::to_json() const {
       {"page_size", page_size}, {"epoch_ms", epoch_ms}, {"gleaner_interval_ms", gleaner_interval_ms},
       {"snapshot_cache", snapshot_cache}, {"gleaner_mappers", gleaner_mappers},
       {"gleaner_reducers", gleaner_reducers},
+      {"epoch_txns", epoch_txns}, {"persistent_row_bytes", persistent_row_bytes}, {"minor_gc", minor_gc},
+      {"cached_versions", cached_versions}, {"input_log", input_log}, {"caracal_design", caracal_design},
+      {"cache_epochs", cache_epochs},
       {"recovery_threads", recovery_threads},
       {"workload", workload},     {"rows", rows},
       {"read_ratio", read_ratio}, {"theta", theta},
@@ -251,7 +254,7 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
     try { dev::parse_crash(s); return std::string(); } catch (const std::exception& e) { return std::string(e.what()); }
   });
   app.add_option("--evict-prob", o.evict_prob, "with --power-fail: share of dirty unflushed lines written back early at the crash")->check(finite)->check(CLI::Range(0.0, 1.0));
-  app.add_option("--fault", o.fault, "inject a persistence bug the crash tests must catch")->check(CLI::IsMember({"none", "drop-flush", "drop-fence", "reorder-lp", "early-record"}))->capture_default_str();
+  app.add_option("--fault", o.fault, "inject a persistence bug the crash tests must catch")->check(CLI::IsMember({"none", "drop-flush", "drop-fence", "reorder-lp", "early-record", "skip-epoch-fence", "wrong-parity"}))->capture_default_str();
   app.add_option("--workload", o.workload, "benchmark; ycsb-a/b/c: YCSB with --read-ratio 0.5/0.95/1; ycsb-d: 95% reads of the latest keys, 5% inserts; ycsb-e: 95% short scans, 5% inserts")->check(CLI::IsMember({"ycsb", "ycsb-a", "ycsb-b", "ycsb-c", "ycsb-d", "ycsb-e", "smallbank", "tpcc"}))->capture_default_str();
   app.add_option("--rows", o.rows, "YCSB table rows")->check(CLI::Range(uint64_t(1), uint64_t(1) << 36))->capture_default_str();
   app.add_option("--read-ratio", o.read_ratio, "YCSB share of read requests")->check(finite)->check(CLI::Range(0.0, 1.0))->capture_default_str();
@@ -284,6 +287,13 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   app.add_option("--neworder-remote-pct", o.neworder_remote_pct, "TPC-C: % of NewOrder items from a remote warehouse")->check(CLI::Range(0, 100))->capture_default_str();
   app.add_option("--payment-remote-pct", o.payment_remote_pct, "TPC-C: % of Payments by a remote warehouse's customer")->check(CLI::Range(0, 100))->capture_default_str();
   app.add_option("--tpcc-new-orders", o.tpcc_new_orders, "TPC-C: room for this many NewOrders in the tables (their inserts)")->check(CLI::Range(uint64_t(1000), uint64_t(1) << 30))->capture_default_str();
+  app.add_option("--epoch-txns", o.epoch_txns, "nvcaracal: transactions per epoch (at most what the DRAM budget's transient pool holds)")->check(CLI::Range(uint64_t(1), uint64_t(1) << 32))->capture_default_str();
+  app.add_option("--persistent-row-bytes", o.persistent_row_bytes, "nvcaracal: bytes of a persistent row (two versions' 64 B header and an inline heap; a multiple of 64)")->check(CLI::Range(1u, 65536u))->capture_default_str();
+  app.add_flag("--minor-gc,!--no-minor-gc", o.minor_gc, "nvcaracal: minor GC of inline versions at the final write (default on; off: major GC only)");
+  app.add_flag("--cached-versions,!--no-cached-versions", o.cached_versions, "nvcaracal: cache persistent-row values in DRAM (default on)");
+  app.add_flag("--input-log,!--no-input-log", o.input_log, "nvcaracal: log each epoch's transaction inputs in NVM before it runs (default on; off: not recoverable)");
+  app.add_option("--caracal-design", o.caracal_design, "nvcaracal design variant (Figures 7, 10): nvcaracal; all-nvmm (every version in NVM, no cache); hybrid (every update also persisted to NVM, cache, no input log); no-logging, all-dram (no input log; all-dram with --profile dram). hybrid, no-logging and all-dram are not recoverable")->check(CLI::IsMember({"nvcaracal", "all-nvmm", "hybrid", "no-logging", "all-dram"}))->capture_default_str();
+  app.add_option("--cache-epochs", o.cache_epochs, "nvcaracal: a cached version unused for this many epochs is evicted (K)")->check(CLI::Range(uint64_t(1), uint64_t(1000)))->capture_default_str();
   app.add_option("--persist-order", o.persist_order, "Zen: multi-table persist order, table names LP-first, comma separated (default: the benchmark's)");
 
   try {
@@ -295,6 +305,10 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
     if (uint64_t(o.requests) > o.rows)
       throw CLI::ValidationError("--requests", "must not exceed --rows (keys are distinct)");
     validate_workload(app, o);
+    if (o.persistent_row_bytes < 128)
+      throw CLI::ValidationError("--persistent-row-bytes", "cannot hold two versions: the 64 B header of both and two inline halves need at least 128 B");
+    if (o.persistent_row_bytes % 64)
+      throw CLI::ValidationError("--persistent-row-bytes", "must be a multiple of 64 (whole cache lines)");
     if ((o.crash_at != "none" || o.evict_prob > 0) && !o.power_fail)
       throw CLI::ValidationError("--crash-at/--evict-prob", "need --power-fail");
     if (!o.out.empty() && !std::ofstream(o.out, std::ios::app))

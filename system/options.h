@@ -55,6 +55,14 @@ struct Options {
   std::string snapshot_cache = "on";
   int gleaner_mappers = 1;
   int gleaner_reducers = 1;
+  // NVCaracal (storage/engines/nvcaracal/)
+  uint64_t epoch_txns = 100000;
+  uint32_t persistent_row_bytes = 256;
+  bool minor_gc = true;
+  bool cached_versions = true;
+  bool input_log = true;
+  std::string caracal_design = "nvcaracal";
+  uint64_t cache_epochs = 20;
   // Recovery and verification
   bool recover = false;
   int recovery_threads = 0;    // 0 = --threads

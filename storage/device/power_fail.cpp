@@ -48,7 +48,9 @@ Fault parse_fault(const std::string& s) {
   if (s == "drop-fence") return Fault::DropFence;
   if (s == "reorder-lp") return Fault::ReorderLP;
   if (s == "early-record") return Fault::EarlyRecord;
-  throw std::invalid_argument("unknown fault '" + s + "' (none, drop-flush, drop-fence, reorder-lp, early-record)");
+  if (s == "skip-epoch-fence") return Fault::SkipEpochFence;
+  if (s == "wrong-parity") return Fault::WrongParity;
+  throw std::invalid_argument("unknown fault '" + s + "' (none, drop-flush, drop-fence, reorder-lp, early-record, skip-epoch-fence, wrong-parity)");
 }
 
 const char* fault_name(Fault f) {
@@ -57,6 +59,8 @@ const char* fault_name(Fault f) {
     case Fault::DropFence: return "drop-fence";
     case Fault::ReorderLP: return "reorder-lp";
     case Fault::EarlyRecord: return "early-record";
+    case Fault::SkipEpochFence: return "skip-epoch-fence";
+    case Fault::WrongParity: return "wrong-parity";
     default: return "none";
   }
 }

@@ -23,7 +23,9 @@ constexpr int kCrashExit = 86;
 // Protocol bugs that engines inject at their own persistence points, to prove the crash tests
 // can fail: each must be caught by the torture command.
 // EarlyRecord (WBL): the group commit's record claims commits whose versions are not yet fenced.
-enum class Fault { None, DropFlush, DropFence, ReorderLP, EarlyRecord };
+// SkipEpochFence (NVCaracal): the epoch number is persisted without the fence before it.
+// WrongParity (NVCaracal): the pools' offsets go to the slot of the other epoch parity.
+enum class Fault { None, DropFlush, DropFence, ReorderLP, EarlyRecord, SkipEpochFence, WrongParity };
 Fault parse_fault(const std::string& s);  // throws std::invalid_argument
 const char* fault_name(Fault f);
 

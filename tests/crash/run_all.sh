@@ -76,5 +76,10 @@ done
 rm -rf "$dir"
 if [ "$bad" -eq 0 ]; then echo "  recovered cleanly at both hits"; passed=$((passed + 1)); else failed=$((failed + 1)); fi
 
+# NVCaracal: its named points, the replay crashed and recovered again, SmallBank and TPC-C
+# crashes, its injected faults and its torture (exact checks: the engine is deterministic).
+echo "== nvcaracal (tests/crash/nvcaracal.sh)"
+if bash tests/crash/nvcaracal.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+
 echo "crash tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -95,6 +95,12 @@ def test_command_line_maps_settings_to_flags():
                      "--persist-domain": "adr", "--seed": "3", "--nvm-path": "/dev/shm/x.img"}
 
 
+def test_false_for_a_flag_that_defaults_on_is_its_no_form():
+    cmd = command("rundb", {"engine": "nvcaracal", "cc": "caracal", "minor_gc": False, "input_log": True,
+                            "recover": False}, 0, "/dev/shm/x.img")
+    assert "--no-minor-gc" in cmd and "--input-log" in cmd and "--recover" not in cmd
+
+
 def test_list_command_shows_pending_reasons():
     out = subprocess.run([sys.executable, "-m", "experiments", "list"], cwd=ROOT,
                          capture_output=True, text=True, check=True).stdout

@@ -38,7 +38,7 @@ class Mmdb {
  public:
   static constexpr const char* name = "mmdb";
   template <class C>
-  static constexpr bool supports = !needs_nvmvcc<C> && !needs_foedus<C>;
+  static constexpr bool supports = !needs_nvmvcc<C> && !needs_foedus<C> && !needs_caracal<C>;
 
   // Row states: visible; inserted but not committed; deleted (or insert rolled back); a fresh
   // row that lost the race for its key (never indexed).

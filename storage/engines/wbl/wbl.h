@@ -77,7 +77,7 @@ class Wbl {
  public:
   static constexpr const char* name = "wbl";
   template <class C>
-  static constexpr bool supports = !needs_nvmvcc<C> && !needs_foedus<C>;
+  static constexpr bool supports = !needs_nvmvcc<C> && !needs_foedus<C> && !needs_caracal<C>;
   using Meta = typename CC::Meta;
 
   // A head: the CC's per-tuple metadata in persistent NVM, one per tuple (all its versions).

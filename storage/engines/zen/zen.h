@@ -71,7 +71,7 @@ class Zen {
  public:
   static constexpr const char* name = "zen";
   template <class C>
-  static constexpr bool supports = !needs_nvmvcc<C> && !needs_foedus<C>;  // not MCSI/PGSI: they need nvmvcc
+  static constexpr bool supports = !needs_nvmvcc<C> && !needs_foedus<C> && !needs_caracal<C>;  // not MCSI/PGSI: they need nvmvcc
   using Meta = typename CC::Meta;
   using Cache = MetCache<Meta>;
   using Entry = typename Cache::Entry;

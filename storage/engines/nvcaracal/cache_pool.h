@@ -1,0 +1,69 @@
+// The cache pool (papers/nvcaracal-eurosys23.txt sections 4, 4.2, 5.2): DRAM copies of
+// persistent-row values ("cached versions") so hot rows are read from DRAM. Fixed-size blocks
+// handed out per core, within a byte limit (what the DRAM budget leaves after the indexes and
+// the transient pools); when it is reached a row simply stays uncached (`cache_full`), as a
+// cache may. Eviction is epoch-based and runs between epochs (the engine's eviction lists).
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "storage/device/dram_budget.h"
+
+namespace nvt::nvc {
+
+class CachePool {
+ public:
+  static constexpr uint64_t kChunkBlocks = 64;
+  CachePool(dev::DramBudget& dram, uint64_t block_bytes, uint64_t limit_bytes, int cores)
+      : dram_(dram), block_((block_bytes + 63) / 64 * 64), limit_(limit_bytes), free_(size_t(cores)) {}
+  ~CachePool() {
+    for (auto& [p, b] : chunks_) dram_.free(p, b, "nvcaracal cache pool");
+  }
+  CachePool(const CachePool&) = delete;
+  CachePool& operator=(const CachePool&) = delete;
+
+  // A block, or nullptr when the pool is at its limit.
+  char* alloc(int core) {
+    auto& f = free_[size_t(core)];
+    if (f.empty()) {
+      // At the limit, a miss costs one shared load, not two atomic updates on a shared line.
+      if (full_.load(std::memory_order_relaxed)) return nullptr;
+      uint64_t bytes = kChunkBlocks * block_;
+      if (reserved_.fetch_add(bytes) + bytes > limit_) {
+        reserved_.fetch_sub(bytes);
+        full_.store(true, std::memory_order_relaxed);
+        return nullptr;
+      }
+      char* c = static_cast<char*>(dram_.alloc(bytes, "nvcaracal cache pool"));
+      {
+        std::lock_guard g(mu_);
+        chunks_.push_back({c, bytes});
+      }
+      for (uint64_t i = kChunkBlocks; i-- > 0;) f.push_back(c + i * block_);
+    }
+    char* p = f.back();
+    f.pop_back();
+    in_use_.fetch_add(block_, std::memory_order_relaxed);
+    return p;
+  }
+  void free(int core, char* p) {
+    free_[size_t(core)].push_back(p);
+    in_use_.fetch_sub(block_, std::memory_order_relaxed);
+  }
+  uint64_t bytes_in_use() const { return in_use_.load(); }
+  uint64_t bytes_reserved() const { return reserved_.load(); }
+  uint64_t limit() const { return limit_; }
+
+ private:
+  dev::DramBudget& dram_;
+  uint64_t block_, limit_;
+  std::vector<std::vector<char*>> free_;
+  std::atomic<uint64_t> reserved_{0}, in_use_{0};
+  std::atomic<bool> full_{false};  // no chunk left to take (blocks freed to a core's list stay usable)
+  std::mutex mu_;
+  std::vector<std::pair<char*, uint64_t>> chunks_;
+};
+
+}  // namespace nvt::nvc

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# NVCaracal end to end (ENGINE=nvcaracal CC_ALG=caracal; its crash tests are
+# tests/crash/nvcaracal.sh). Determinism makes the checks exact: a run of k epochs from the
+# same seed gives one database (results.engine.state_checksum) on any thread count. Then bad
+# input, SmallBank's conservation, and TPC-C's deterministic mix: consistency conditions 1-4
+# after a run and after reopening its image.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source tests/e2e/nvcaracal_env.sh
+
+echo "== nvcaracal: smoke and reference states"
+reference_states
+json "$TMP/ref4.json" "d['results']['committed'] == 4000 and d['results']['throughput_tps'] > 0 and 0 < d['results']['engine']['transient_update_share'] < 1" | grep -qx True \
+  || fail "results of a 4-epoch run: $(json "$TMP/ref4.json" "d['results']")"
+# The same inputs on 1 and 3 threads: the same database.
+for t in 1 3; do
+  $R "${BASE[@]}" --threads $t --txns $((4000 / t + (4000 % t > 0))) --out "$TMP/t$t.json" >/dev/null 2>&1 || fail "run on $t threads"
+  # (3 threads: --txns 1334 per thread = 4002 transactions, 5 epochs: compare with a 5-epoch run)
+done
+[[ $(json "$TMP/t1.json" "d['results']['engine']['state_checksum']") == "${STATE[4]}" ]] || fail "1 thread: another database than 2 threads"
+$R "${B2[@]}" --txns 2500 --out "$TMP/ref5.json" >/dev/null 2>&1
+[[ $(json "$TMP/t3.json" "d['results']['engine']['state_checksum']") == $(json "$TMP/ref5.json" "d['results']['engine']['state_checksum']") ]] \
+  || fail "3 threads: another database than 2 threads"
+echo "  4 epochs on 1, 2 and 3 threads: one database"
+
+echo "== nvcaracal: bad input"
+expect_error() {  # rc, text, flags...
+  local rc=$1 text=$2; shift 2
+  set +e; $R "${BASE0[@]}" --threads 2 --txns 10 "$@" >/dev/null 2>"$TMP/err"; local got=$?; set -e
+  [[ $got == "$rc" ]] && grep -q -- "$text" "$TMP/err" || { cat "$TMP/err"; fail "$* gave rc $got, wanted $rc naming '$text'"; }
+}
+expect_error 2 "--epoch-txns" --epoch-txns 0
+expect_error 2 "two versions" --persistent-row-bytes 64
+expect_error 2 "multiple of 64" --persistent-row-bytes 200
+expect_error 1 "--epoch-txns" --epoch-txns 1000000
+expect_error 1 "a deterministic engine runs --tpcc-mix deterministic" --workload tpcc --tpcc-mix standard
+expect_error 1 "delivery scans" --workload tpcc --tpcc-mix neworder:50,delivery:5
+echo "  epoch size 0, an epoch over the DRAM budget, rows too small for two versions, mixes that scan: clear errors"
+
+echo "== nvcaracal: SmallBank (user aborts) conserves money"
+SB=(--workload smallbank --accounts 2000 --hotspot-accounts 20 --send-payment --epoch-txns 2000 --threads 2 --warmup 0
+    --dram-size 64M --nvm-path "$IMG" --txns 3000)
+$R "${SB[@]}" --out "$TMP/sb.json" >/dev/null 2>&1 || fail "SmallBank run"
+json "$TMP/sb.json" "d['conservation']['violations'] == 0 and d['results']['aborted'] > 0" | grep -qx True || fail "SmallBank: $(json "$TMP/sb.json" "d['conservation']")"
+echo "  3 epochs with user aborts: money conserved"
+
+echo "== nvcaracal: TPC-C (deterministic mix), consistency after a run and after reopening"
+TP=(--workload tpcc --tpcc-mix deterministic --warehouses 1 --tpcc-new-orders 20000 --epoch-txns 1000
+    --warmup 0 --nvm-path "$IMG")
+$R "${TP[@]}" --threads 2 --txns 1500 --out "$TMP/tp3.json" >/dev/null 2>"$TMP/err" || { cat "$TMP/err"; fail "TPC-C run"; }
+json "$TMP/tp3.json" "d['consistency']['violations'] == 0 and d['consistency']['conditions'] == '1,2,3,4' and d['results']['tpmC'] > 0 and d['workload']['tpcc']['payment']['by_name'] > 0 and d['results']['committed_by_type']['payment'] > 0" \
+  | grep -qx True || fail "TPC-C run: $(json "$TMP/tp3.json" "d['consistency'], d['results'].get('committed_by_type')")"
+$R "${TP[@]}" --threads 2 --txns 1500 --recover --out "$TMP/rec.json" >/dev/null 2>"$TMP/err" || { cat "$TMP/err"; fail "TPC-C reopened"; }
+json "$TMP/rec.json" "d['consistency']['violations'] == 0 and d['recovery']['replayed_epoch'] == 0 and d['recovery']['committed_epoch'] == 3" \
+  | grep -qx True || fail "TPC-C reopened: $(json "$TMP/rec.json" "d['consistency'], d['recovery']")"
+$R "${TP[@]}" --threads 1 --txns 3000 --out "$TMP/tp3one.json" >/dev/null 2>&1 || fail "TPC-C run on 1 thread"
+[[ $(json "$TMP/tp3one.json" "d['results']['engine']['state_checksum']") == $(json "$TMP/tp3.json" "d['results']['engine']['state_checksum']") ]] \
+  || fail "TPC-C: 1 thread gave another database than 2"
+echo "  3 epochs on 1 and 2 threads: one database; conditions 1-4 hold after the run and reopened"

@@ -1,0 +1,510 @@
+// NVCaracal (storage/engines/nvcaracal/, system/epoch_driver.h): deterministic execution, the
+// version array's PENDING and IGNORE, final writes only to NVM, the pools' epoch parity, and
+// recovery over a reopened image, TPC-C's inserts. In unit_tests like every test here, and in
+// a binary of its own for `make nvcaracal`.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "benchmarks/smallbank.h"
+#include "benchmarks/tpcc_det.h"
+#include "benchmarks/ycsb.h"
+#include "concurrency_control/caracal.h"
+#include "storage/engines/nvcaracal/nvcaracal.h"
+#include "system/epoch_driver.h"
+#include "system/options.h"
+#include "tests/unit/test_util.h"
+
+namespace nvt {
+namespace {
+
+using Engine = nvc::NvCaracal<cc::Caracal>;
+using Runner = EpochRunner<Engine, Ycsb>;
+
+Options ycsb_options(uint64_t rows, int hot) {
+  Options o;
+  o.rows = rows;
+  o.requests = 8;
+  o.read_ratio = 0.3;
+  o.hot_rows = 16;
+  o.hot_requests = hot;
+  o.update_bytes = 40;
+  o.columns = 4;
+  o.column_size = 50;  // 208 B tuples: values in the value pool (256 B rows)
+  o.seed = 7;
+  return o;
+}
+
+EngineOptions engine_options(const Ycsb& y, int threads, uint64_t epoch_txns) {
+  EngineOptions eo;
+  eo.threads = threads;
+  eo.nvc_epoch_txns = epoch_txns;
+  eo.nvc_txn_writes = y.det_txn_writes();
+  eo.nvc_write_value_bytes = y.det_value_bytes();
+  eo.nvc_txn_input_words = y.det_input_words();
+  eo.nvc_cache_epochs = 2;  // eviction happens within a short test
+  return eo;
+}
+
+// A database over a fresh (or reopened) image.
+struct Db {
+  std::unique_ptr<dev::NvmImage> nvm;
+  std::unique_ptr<dev::DramBudget> dram;
+  std::unique_ptr<EngineEnv> env;
+  std::unique_ptr<Engine> eng;
+  Db(const std::string& path, const std::vector<TableInfo>& tables, const EngineOptions& eo, bool reopen) {
+    auto d = test::device_options(path, Engine::nvm_bytes(tables, eo) + (8ull << 20));
+    d.reopen = reopen;
+    nvm = std::make_unique<dev::NvmImage>(d);
+    dram = std::make_unique<dev::DramBudget>(256ull << 20);
+    env = std::make_unique<EngineEnv>(EngineEnv{*nvm, *dram, eo});
+    eng = std::make_unique<Engine>(*env, tables);
+    nvm->publish();
+  }
+};
+
+// Run `epochs` epochs from `first`.
+void run_epochs(Engine& eng, const Ycsb& y, int threads, uint64_t epoch_txns, uint64_t first, uint64_t epochs,
+                uint64_t seed = 7) {
+  Runner r(eng, y, threads, epoch_txns, seed);
+  uint64_t left = epochs;
+  r.run(first, [&](uint64_t, uint64_t) { return left-- == 0 ? Runner::Next::Stop : Runner::Next::Measure; });
+}
+
+uint64_t final_state(int threads, uint64_t epoch_txns, int hot, uint64_t epochs, nlohmann::json* totals = nullptr,
+                     const std::string& design = "nvcaracal", bool minor_gc = true, bool inline_values = false) {
+  Options o = ycsb_options(2000, hot);
+  if (inline_values) o.column_size = 10;  // 48 B tuples: inline values, which minor GC collects
+  Ycsb y(o);
+  test::TempPath p("nvc-det");
+  auto eo = engine_options(y, threads, epoch_txns);
+  eo.nvc_design = design;
+  eo.nvc_minor_gc = minor_gc;
+  Db db(p.str(), y.tables(), eo, false);
+  y.det_load(*db.eng, threads);
+  db.eng->after_load();
+  run_epochs(*db.eng, y, threads, epoch_txns, 1, epochs);
+  if (totals) {
+    auto t = db.eng->totals();
+    *totals = {{"versions", t.versions_written}, {"finals", t.final_writes}, {"waits", t.waits},
+               {"major", t.major_gc}, {"minor", t.minor_gc}, {"evicted", t.evicted},
+               {"nvm_write_bytes", dev::my_counters().nvm_write_bytes}};
+  }
+  return db.eng->state_checksum();
+}
+
+// Section 3.1: the same inputs give the same database, whatever the number of cores.
+TEST(NvCaracal, SameInputsSameStateAnyThreadCount) {
+  for (int hot : {0, 4}) {
+    uint64_t one = final_state(1, 300, hot, 5);
+    EXPECT_EQ(final_state(2, 300, hot, 5), one) << "hot " << hot;
+    EXPECT_EQ(final_state(3, 300, hot, 5), one) << "hot " << hot;
+    EXPECT_NE(final_state(2, 300, hot, 4), one) << "an epoch fewer is another state";
+  }
+}
+
+// Concurrent: the epochs' phases on 3 threads under contention, with readers that wait.
+TEST(NvCaracal, ConcurrentHotRowsWaitAndStayDeterministic) {
+  nlohmann::json t;
+  uint64_t a = final_state(3, 600, 6, 4, &t);
+  EXPECT_EQ(final_state(2, 600, 6, 4), a);
+  EXPECT_GT(t["waits"].get<uint64_t>(), 0u) << t.dump();  // 6 of 8 requests on 16 hot rows
+  EXPECT_GT(t["evicted"].get<uint64_t>(), 0u) << "cached versions unused for K = 2 epochs go " << t.dump();
+}
+
+// Sections 4 and 4.4: only a row's final write of the epoch goes to NVM; the rest stay in
+// the transient pool; rows given a second (external) version are collected the next epoch.
+TEST(NvCaracal, OnlyFinalWritesReachNvm) {
+  nlohmann::json t;
+  final_state(2, 400, 6, 3, &t);
+  uint64_t versions = t["versions"], finals = t["finals"];
+  EXPECT_GT(versions, 0u);
+  EXPECT_LT(finals, versions / 2) << t.dump();  // hot rows are written many times per epoch
+  EXPECT_GT(t["major"].get<uint64_t>(), 0u) << t.dump();
+}
+
+// Item 5: the design variants run the same transactions to the same database; all-nvmm keeps
+// no cached versions; with minor GC off, inline rows are collected by major GC alone.
+TEST(NvCaracal, DesignVariantsAndGcSwitchKeepTheDatabase) {
+  uint64_t base = final_state(2, 300, 4, 3);
+  for (const char* d : {"all-nvmm", "hybrid", "no-logging", "all-dram"}) EXPECT_EQ(final_state(2, 300, 4, 3, nullptr, d), base) << d;
+  nlohmann::json on, off;
+  uint64_t a = final_state(2, 300, 4, 3, &on, "nvcaracal", true, true), b = final_state(2, 300, 4, 3, &off, "nvcaracal", false, true);
+  EXPECT_EQ(a, b);
+  EXPECT_GT(on["minor"].get<uint64_t>(), 0u) << on.dump();
+  EXPECT_EQ(off["minor"].get<uint64_t>(), 0u) << off.dump();
+  EXPECT_GT(off["major"].get<uint64_t>(), on["major"].get<uint64_t>()) << on.dump() << off.dump();
+}
+
+// A version array by hand: a reader waits on PENDING below its serial id and skips IGNORE.
+TEST(NvCaracal, ReadersWaitOnPendingAndSkipIgnore) {
+  Options o = ycsb_options(100, 0);
+  Ycsb y(o);
+  test::TempPath p("nvc-va");
+  Db db(p.str(), y.tables(), engine_options(y, 2, 10), false);
+  y.load(*db.eng, 1);
+  db.eng->after_load();
+  Engine& e = *db.eng;
+  auto& th0 = e.thread(0);
+  auto& th1 = e.thread(1);
+  e.set_epoch(1);
+  e.init_step(th0);
+  e.init_step(th1);
+  auto* r = e.append(th0, nvc::sid_of(1, 5), 0, 42);
+  e.append(th1, nvc::sid_of(1, 2), 0, 42);
+  e.sort_step(th0);
+  e.sort_step(th1);
+  const char* before = e.read(th1, nvc::sid_of(1, 1), 0, 42);  // below every writer: the initial value
+  uint64_t key;
+  memcpy(&key, before, 8);
+  EXPECT_EQ(key, 42u);
+  std::atomic<const char*> got{nullptr};
+  std::thread reader([&] { got = e.read(th1, nvc::sid_of(1, 9), 0, 42); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(got.load(), nullptr) << "read past a PENDING version";
+  uint32_t i2 = e.entry_of(*r, nvc::sid_of(1, 2)), i5 = e.entry_of(*r, nvc::sid_of(1, 5));
+  EXPECT_LT(i2, i5);
+  char* v2 = e.new_value(th1, r->len);
+  memcpy(v2, before, r->len);
+  v2[8] = 'X';
+  e.publish(th1, *r, i2, v2);
+  e.finalize(th1, *r, i2, v2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(got.load(), nullptr) << "read past the PENDING version of serial id 5";
+  e.ignore(th0, *r, i5);  // the final writer aborted: serial id 2's version is the final write
+  reader.join();
+  EXPECT_EQ(got.load(), v2);
+  e.commit_core(th0);
+  e.commit_core(th1);
+  e.commit_epoch();
+  char out[512];
+  uint64_t ver;
+  ASSERT_TRUE(e.read_current(0, 42, out, ver));
+  EXPECT_EQ(ver, nvc::sid_of(1, 2));
+  EXPECT_EQ(out[8], 'X');
+}
+
+// Section 5.4: the offsets go to the slot of the epoch's parity; a crash reverts to the last
+// committed epoch's slot; durable GC frees of the crashed epoch are kept.
+TEST(NvCaracal, PoolOffsetsByEpochParity) {
+  test::TempPath p("nvc-pool");
+  dev::NvmImage nvm(test::device_options(p.str(), 8ull << 20));
+  auto reg = nvm.region("pool", nvc::BlockPool::bytes_for(64, 64), dev::RegionKind::Persistent);
+  nvc::BlockPool a;
+  a.attach(reg.base, 64, 64, 3, "test pool");
+  for (int i = 0; i < 5; i++) EXPECT_EQ(a.alloc(), (3ull << 40) | uint64_t(i));
+  a.checkpoint(1);  // odd slot: bump 5
+  dev::fence();
+  for (int i = 0; i < 3; i++) a.alloc();
+  a.free((3ull << 40) | 1);
+  a.checkpoint(2);  // even slot: bump 8, one free
+  dev::fence();
+  a.alloc();
+  a.alloc();
+  nvc::BlockPool b;
+  b.attach(reg.base, 64, 64, 3, "test pool");
+  b.restore(2);
+  EXPECT_EQ(b.bump(), 8u);
+  EXPECT_EQ(b.free_count(), 1u);
+  b.restore(1);
+  EXPECT_EQ(b.bump(), 5u);
+  EXPECT_EQ(b.free_count(), 0u);
+  // Epoch 3 crashed after its major GC freed a block durably: restore(2) keeps that free.
+  nvc::BlockPool c;
+  c.attach(reg.base, 64, 64, 3, "test pool");
+  c.restore(2);
+  c.free((3ull << 40) | 4);
+  c.persist_gc(3);
+  dev::fence();
+  c.begin_execution();
+  EXPECT_EQ(c.alloc(), (3ull << 40) | 1) << "the free list comes before the bump offset";
+  nvc::BlockPool d;
+  d.attach(reg.base, 64, 64, 3, "test pool");
+  d.restore(2);
+  EXPECT_EQ(d.free_count(), 2u);
+  EXPECT_TRUE(d.free_set().count((3ull << 40) | 4));
+}
+
+// Section 4.3: a fresh engine over the image after a crash mid-epoch recovers the last
+// committed epoch's state; replaying the logged epoch gives the state of a run that did not
+// crash. The crash is simulated by dropping the engine after the epoch's execution.
+TEST(NvCaracal, RecoveryRevertsAndReplaysTheCrashedEpoch) {
+  Options o = ycsb_options(2000, 4);
+  Ycsb y(o);
+  auto eo = engine_options(y, 2, 300);
+  uint64_t s3 = final_state(2, 300, 4, 3), s4 = final_state(2, 300, 4, 4);
+  test::TempPath p("nvc-rec");
+  {
+    auto db = std::make_unique<Db>(p.str(), y.tables(), eo, false);
+    y.det_load(*db->eng, 2);
+    db->eng->after_load();
+    run_epochs(*db->eng, y, 2, 300, 1, 3);
+    EXPECT_EQ(db->eng->state_checksum(), s3);
+    // Epoch 4 logged and executed (its final writes flushed) but not committed.
+    Runner once(*db->eng, y, 2, 300, 7);
+    // Run epoch 4 to its end, then undo the commit word: what a crash between the per-core
+    // fences and the epoch number leaves.
+    once.run(4, [&, n = 0](uint64_t, uint64_t) mutable { return n++ == 0 ? Runner::Next::Measure : Runner::Next::Stop; });
+    auto* ctl = reinterpret_cast<nvc::Control*>(db->nvm->region("nvcaracal.control", sizeof(nvc::Control), dev::RegionKind::Persistent).base);
+    EXPECT_EQ(ctl->committed.value, 4u);
+    ctl->committed.value = 3;
+    dev::persist(&ctl->committed, 64);
+    test::drop_as_crash(db->eng);
+  }
+  Db again(p.str(), y.tables(), eo, true);
+  RecoveryReport rep;
+  auto st = again.eng->recover_state(2, rep);
+  EXPECT_EQ(st.committed, 3u);
+  EXPECT_EQ(st.logged, 4u);
+  EXPECT_EQ(st.rows, 2000u);
+  EXPECT_GT(st.reverted, 0u);
+  EXPECT_EQ(again.eng->state_checksum(), s3) << "reverted to the committed epoch";
+  std::vector<std::vector<uint64_t>> logged(2);
+  for (int t = 0; t < 2; t++) ASSERT_TRUE(again.eng->read_log(t, 4, logged[size_t(t)]));
+  Runner replay(*again.eng, y, 2, 300, 999);  // another seed: the inputs must come from the log
+  replay.replay_from([&](int t, uint64_t, std::vector<uint64_t>& v) {
+    v = logged[size_t(t)];
+    return true;
+  });
+  replay.run(4, [n = 0](uint64_t, uint64_t) mutable { return n++ == 0 ? Runner::Next::Warmup : Runner::Next::Stop; });
+  EXPECT_EQ(again.eng->state_checksum(), s4);
+}
+
+// Item 9: an epoch the DRAM budget cannot hold, and a row too small for two versions.
+TEST(NvCaracal, BadSizesAreClearErrors) {
+  Options o = ycsb_options(1000, 0);
+  Ycsb y(o);
+  test::TempPath p("nvc-bad");
+  auto eo = engine_options(y, 2, 2'000'000);
+  try {
+    Db db(p.str(), y.tables(), eo, false);
+    FAIL() << "an epoch of 2M transactions fit 256 MiB";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--epoch-txns"), std::string::npos) << e.what();
+  }
+  eo = engine_options(y, 2, 100);
+  eo.nvc_row_bytes = 64;
+  test::TempPath p2("nvc-bad2");
+  try {
+    Db db(p2.str(), y.tables(), eo, false);
+    FAIL() << "a 64 B row was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("two versions"), std::string::npos) << e.what();
+  }
+}
+
+// SmallBank (item 6): user aborts leave IGNORE versions (a final one hands the final write to
+// the last version not ignored), money is conserved, and the same inputs give the same
+// database on 1 and 3 threads, after a run and after recovery of the crashed epoch.
+uint64_t smallbank_state(int threads, uint64_t epochs, nlohmann::json* out = nullptr) {
+  Options o;
+  o.accounts = 500;
+  o.hotspot_accounts = 10;
+  o.send_payment = true;
+  o.seed = 3;
+  Smallbank b(o);
+  EngineOptions eo;
+  eo.threads = threads;
+  eo.nvc_epoch_txns = 400;
+  eo.nvc_txn_writes = b.det_txn_writes();
+  eo.nvc_write_value_bytes = b.det_value_bytes();
+  eo.nvc_txn_input_words = b.det_input_words();
+  test::TempPath p("nvc-sb");
+  Db db(p.str(), b.tables(), eo, false);
+  b.load(*db.eng, threads);
+  db.eng->after_load();
+  EpochRunner<Engine, Smallbank> r(*db.eng, b, threads, 400, 3);
+  uint64_t left = epochs, aborted = 0;
+  r.run(1, [&](uint64_t, uint64_t) { return left-- == 0 ? EpochRunner<Engine, Smallbank>::Next::Stop : EpochRunner<Engine, Smallbank>::Next::Measure; });
+  for (auto& c : r.cores()) aborted += c.aborted;
+  auto chk = b.check(*db.eng);
+  EXPECT_EQ(chk["violations"].get<uint64_t>(), 0u) << chk.dump();
+  auto t = db.eng->totals();
+  if (out) *out = {{"aborted", aborted}, {"ignored", t.ignored}, {"minor", t.minor_gc}, {"waits", t.waits}};
+  return db.eng->state_checksum();
+}
+
+TEST(NvCaracal, SmallbankConservesMoneyWithUserAborts) {
+  nlohmann::json t;
+  uint64_t two = smallbank_state(2, 6, &t);
+  EXPECT_GT(t["aborted"].get<uint64_t>(), 20u) << t.dump();
+  EXPECT_GT(t["ignored"].get<uint64_t>(), 0u) << t.dump();
+  EXPECT_GT(t["minor"].get<uint64_t>(), 0u) << "small rows are inline: minor GC " << t.dump();
+  EXPECT_EQ(smallbank_state(1, 6), two);
+  EXPECT_EQ(smallbank_state(3, 6), two);
+}
+
+// The insert step with user aborts: transaction j of epoch e inserts key e * 1000 + j and
+// every third aborts after writing it. An aborted insert leaves no row (its key out of the
+// index, its header dead, its block freed and reused by the next epoch's inserts); the
+// committed ones survive a reopen.
+struct InsertBench {
+  std::vector<TableInfo> tables() const {
+    Schema s;
+    s.add("v", 40);
+    return {{0, "t", s, 4096}};
+  }
+  void det_draw(Rng&, uint64_t e, uint64_t j, std::vector<uint64_t>& in) const { in.insert(in.end(), {e * 1000 + j, j % 3 == 0}); }
+  template <class F>
+  void det_insert_set(const uint64_t* in, F&& declare) const { declare(0, in[0]); }
+  template <class F>
+  void det_write_set(const uint64_t*, F&&) const {}
+  template <class Txn>
+  bool det_run(const uint64_t* in, Txn& t) const {
+    char* v = t.insert(0, in[0]);
+    memcpy(v, &in[0], 8);
+    return !in[1];  // a user abort after the write: the version becomes IGNORE
+  }
+};
+
+TEST(NvCaracal, AbortedInsertsLeaveNoRowAndFreeTheirBlock) {
+  InsertBench b;
+  EngineOptions eo;
+  eo.threads = 2;
+  eo.nvc_epoch_txns = 30;
+  eo.nvc_txn_writes = 1;
+  eo.nvc_write_value_bytes = 40;
+  eo.nvc_txn_input_words = 2;
+  test::TempPath p("nvc-ins");
+  using R = EpochRunner<Engine, InsertBench>;
+  {
+    auto db = std::make_unique<Db>(p.str(), b.tables(), eo, false);
+    db->eng->after_load();
+    R r(*db->eng, b, 2, 30, 1);
+    uint64_t left = 2;
+    r.run(1, [&](uint64_t, uint64_t) { return left-- == 0 ? R::Next::Stop : R::Next::Measure; });
+    uint64_t present = 0;
+    char buf[64];
+    uint64_t ver;
+    for (uint64_t e = 1; e <= 2; e++)
+      for (uint64_t j = 1; j <= 30; j++) {
+        bool got = db->eng->read_current(0, e * 1000 + j, buf, ver);
+        EXPECT_EQ(got, j % 3 != 0) << e << "/" << j;
+        if (got) {
+          present++;
+          uint64_t want = e * 1000 + j;
+          EXPECT_EQ(memcmp(buf, &want, 8), 0);
+        }
+      }
+    EXPECT_EQ(present, 40u);
+    EXPECT_EQ(db->eng->totals().ignored, 20u);
+    // Epoch 1's 10 dropped blocks were taken again by epoch 2: 50 blocks for 60 inserts.
+    auto pools = db->eng->pool_bytes();
+    EXPECT_EQ(pools["persistent_rows"].get<uint64_t>(), 40u * 256) << pools.dump();
+    EXPECT_EQ(pools["persistent_rows_reserved"].get<uint64_t>(), 50u * 256) << pools.dump();
+    auto nvm = db->eng->nvm_breakdown();
+    EXPECT_EQ(nvm["nvcaracal persistent rows"].get<uint64_t>(), 40u * 256) << nvm.dump();
+    EXPECT_GT(nvm["nvcaracal input logs"].get<uint64_t>(), 0u) << nvm.dump();
+    test::drop_as_crash(db->eng);
+  }
+  Db again(p.str(), b.tables(), eo, true);
+  RecoveryReport rep;
+  auto st = again.eng->recover_state(2, rep);
+  EXPECT_EQ(st.committed, 2u);
+  EXPECT_EQ(st.rows, 40u) << "dead headers and free blocks are not rows";
+  char buf[64];
+  uint64_t ver;
+  EXPECT_FALSE(again.eng->read_current(0, 1003, buf, ver));
+  EXPECT_TRUE(again.eng->read_current(0, 2002, buf, ver));
+}
+
+// TPC-C's deterministic form (item 6): NewOrder's rows come from the insert step with order
+// ids from the serial pass, Payment's customer by name is resolved in its inputs; the same
+// database on 1, 2 and 3 threads, consistency conditions 1-4 (3 included: no id gaps), and a
+// crash after the fifth epoch's execution reverted, its inserts discarded and replayed.
+struct TpccCase {
+  Options o;
+  std::unique_ptr<TpccDet> b;
+  EngineOptions eo;
+  TpccCase(int threads) {
+    o.warehouses = 2;
+    o.tpcc_mix = "deterministic";
+    o.tpcc_new_orders = 4000;
+    o.seed = 5;
+    b = std::make_unique<TpccDet>(o, tpcc::Scale{1000, 60, 18});
+    eo.threads = threads;
+    eo.nvc_epoch_txns = 250;
+    eo.nvc_txn_writes = b->det_txn_writes();
+    eo.nvc_write_value_bytes = b->det_value_bytes();
+    eo.nvc_txn_input_words = b->det_input_words();
+    eo.nvc_txn_value_bytes = b->det_txn_value_bytes();
+  }
+};
+using TpccRunner = EpochRunner<Engine, TpccDet>;
+
+uint64_t tpcc_state(int threads, uint64_t epochs, nlohmann::json* out = nullptr) {
+  TpccCase c(threads);
+  test::TempPath p("nvc-tpcc");
+  Db db(p.str(), c.b->tables(), c.eo, false);
+  c.b->det_load(*db.eng, threads);
+  db.eng->after_load();
+  c.b->det_sync(*db.eng);
+  TpccRunner r(*db.eng, *c.b, threads, 250, 5);
+  uint64_t left = epochs;
+  r.run(1, [&](uint64_t, uint64_t) { return left-- == 0 ? TpccRunner::Next::Stop : TpccRunner::Next::Measure; });
+  auto chk = c.b->check(*db.eng);
+  EXPECT_EQ(chk["violations"].get<uint64_t>(), 0u) << chk.dump();
+  if (out) *out = {{"check", chk}, {"report", c.b->report()}};
+  return db.eng->state_checksum();
+}
+
+TEST(NvCaracal, TpccInsertsAndOrderIdsAreDeterministic) {
+  nlohmann::json t;
+  uint64_t two = tpcc_state(2, 5, &t);
+  auto rep = t["report"]["tpcc"];
+  uint64_t no = rep["neworder"]["committed"].get<uint64_t>();
+  EXPECT_GT(no, 400u) << t.dump();
+  EXPECT_GT(rep["payment"]["by_name"].get<uint64_t>(), 100u) << t.dump();
+  // Every NewOrder inserted its order: the loaded 2 x 10 x 60, and no id skipped.
+  EXPECT_EQ(t["check"]["orders"].get<uint64_t>(), 1200u + no) << t.dump();
+  EXPECT_EQ(t["check"]["new_orders"].get<uint64_t>(), 2u * 10 * 18 + no) << t.dump();
+  EXPECT_EQ(tpcc_state(1, 5), two);
+  EXPECT_EQ(tpcc_state(3, 5), two);
+  EXPECT_NE(tpcc_state(2, 4), two);
+}
+
+TEST(NvCaracal, TpccRecoveryDiscardsTheCrashedEpochsInsertsAndReplays) {
+  uint64_t s4 = tpcc_state(2, 4), s5 = tpcc_state(2, 5);
+  TpccCase c(2);
+  test::TempPath p("nvc-tpcc-rec");
+  {
+    auto db = std::make_unique<Db>(p.str(), c.b->tables(), c.eo, false);
+    c.b->det_load(*db->eng, 2);
+    db->eng->after_load();
+    c.b->det_sync(*db->eng);
+    TpccRunner r(*db->eng, *c.b, 2, 250, 5);
+    uint64_t left = 5;
+    r.run(1, [&](uint64_t, uint64_t) { return left-- == 0 ? TpccRunner::Next::Stop : TpccRunner::Next::Measure; });
+    auto* ctl = reinterpret_cast<nvc::Control*>(db->nvm->region("nvcaracal.control", sizeof(nvc::Control), dev::RegionKind::Persistent).base);
+    ASSERT_EQ(ctl->committed.value, 5u);
+    ctl->committed.value = 4;  // epoch 5 executed and fenced, its commit word lost
+    dev::persist(&ctl->committed, 64);
+    test::drop_as_crash(db->eng);
+  }
+  TpccCase again_case(2);  // a fresh process: the counters come from the image
+  Db again(p.str(), again_case.b->tables(), again_case.eo, true);
+  RecoveryReport rep;
+  auto st = again.eng->recover_state(2, rep);
+  EXPECT_EQ(st.committed, 4u);
+  EXPECT_GT(st.reverted, 0u);
+  EXPECT_EQ(again.eng->state_checksum(), s4) << "epoch 5's updates reverted, its inserted rows not scanned";
+  EXPECT_EQ(again_case.b->check(*again.eng)["violations"].get<uint64_t>(), 0u);
+  again_case.b->det_sync(*again.eng);
+  std::vector<std::vector<uint64_t>> logged(2);
+  for (int t = 0; t < 2; t++) ASSERT_TRUE(again.eng->read_log(t, 5, logged[size_t(t)]));
+  TpccRunner replay(*again.eng, *again_case.b, 2, 250, 999);
+  replay.replay_from([&](int t, uint64_t, std::vector<uint64_t>& v) {
+    v = logged[size_t(t)];
+    return true;
+  });
+  replay.run(5, [n = 0](uint64_t, uint64_t) mutable { return n++ == 0 ? TpccRunner::Next::Warmup : TpccRunner::Next::Stop; });
+  EXPECT_EQ(again.eng->state_checksum(), s5) << "the replay assigns the same order ids";
+  auto chk = again_case.b->check(*again.eng);
+  EXPECT_EQ(chk["violations"].get<uint64_t>(), 0u) << chk.dump();
+}
+
+}  // namespace
+}  // namespace nvt

@@ -34,7 +34,7 @@ inline Schema account_schema() {
 }
 
 inline std::vector<TableInfo> account_tables(uint64_t rows) {
-  return {{0, "accounts", account_schema(), rows}};
+  return {{0, "accounts", account_schema(), rows, false, true}};
 }
 
 inline std::string layout_of(const std::vector<TableInfo>& tables) {

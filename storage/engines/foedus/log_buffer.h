@@ -13,8 +13,9 @@ namespace nvt::foedus {
 
 // One redo record: a tuple's after-image and the TID it was installed with (epoch inside).
 struct LogRecord {
+  static constexpr uint32_t kDelete = 1u << 31;  // in `storage`: a delete (ordered tree), no payload used
   uint32_t bytes;    // whole record, header included, multiple of 8
-  uint32_t storage;
+  uint32_t storage;  // table id, | kDelete for a delete
   uint64_t key;
   uint64_t tid;
   // then the payload, padded to 8

@@ -57,6 +57,7 @@ class Foedus {
     WorkerLog* log = nullptr;
     uint64_t commit_epoch = 0;
     AbortCause refusal = AbortCause::None;
+    bool committed = false;  // between committed() and release()
     uint64_t drop_pass_seen = 0;  // the gleaner's drop passes when a volatile page was refused
     // Counters, monotonic; written by the worker alone, read by begin_measure() while it runs.
     struct Count {
@@ -394,9 +395,10 @@ class Foedus {
   // the lookup found it: the access aborts.
   bool visible(const Access& a) const { return !(a.row.meta && (a.tid & kTidAbsent)); }
 
-  // Keys of committed (or being inserted) records of an ordered tree in [lo, hi], ascending (or
-  // descending), at most `limit`; the leaves it covered go into the node set (a volatile leaf's
-  // version; a snapshot leaf's parent version and dual pointer).
+  // Keys of committed records of an ordered tree in [lo, hi], ascending (or descending), at
+  // most `limit`; the leaves it covered go into the node set (a volatile leaf's version; a
+  // snapshot leaf's parent version and dual pointer), so an insert committed in the range
+  // meanwhile (its commit bumps its leaf's version) aborts the scan's transaction.
   void scan_keys(Thread& th, uint32_t table, uint64_t lo, uint64_t hi, size_t limit, std::vector<uint64_t>& out,
                  bool reverse) {
     scan(&th, table, lo, hi, limit, out, reverse);
@@ -429,7 +431,9 @@ class Foedus {
       Access& a = acc[i];
       if (a.type == AccessType::Read) continue;
       uint32_t storage = a.table | (a.type == AccessType::Delete ? LogRecord::kDelete : 0);
-      th.log->buf.put(LogRecord{LogRecord::size_for(a.len), storage, a.key, tid}, a.local, a.len);
+      LogRecord rec{LogRecord::size_for(a.len), storage, a.key, tid};
+      rec.seal(a.local, a.len);
+      th.log->buf.put(rec, a.local, a.len);
     }
     th.log->buf.publish();
     th.log->records.fetch_add(recs, std::memory_order_release);
@@ -440,8 +444,16 @@ class Foedus {
     dev::write(a.row.data, a.len);
     memcpy(a.row.data, a.local, a.len);
   }
-  void committed(Thread&) {}
-  void release(Thread& th, Access*, size_t) {
+  void committed(Thread& th) { th.committed = true; }
+  void release(Thread& th, Access* acc, size_t n) {
+    // A committed insert is visible now (the CC's finish() cleared kTidAbsent): a scan or a
+    // lookup that passed over it while it was being inserted fails its node set. The bump comes
+    // after the record changed, so a reader that saw the old version saw the old record.
+    if (th.committed)
+      for (size_t i = 0; i < n; i++)
+        if (acc[i].type == AccessType::Insert)
+          tp::version(static_cast<Page*>(acc[i].row.handle))->fetch_add(1, std::memory_order_acq_rel);
+    th.committed = false;
     th.log->active_epoch.store(0, std::memory_order_seq_cst);
     th.chunk = 0;
     th.used = 0;
@@ -504,12 +516,13 @@ class Foedus {
     // epoch, never committed; the gleaner stops at them and the next snapshot skips them.
     std::vector<LogRange> ranges;
     for (uint32_t i = 0; i < nlogs_; i++)
-      ranges.push_back({writer_->file(i), writer_->file_bytes(i), sm.gleaned[i], std::max(sm.gleaned[i], lsn[i])});
+      ranges.push_back({writer_->file(i), writer_->file_bytes(i), sm.gleaned[i], std::max(sm.gleaned[i], lsn[i]), true});
     rep.lap("truncate_logs");
     GleanResult r = glean(trees_, tsnap_, *area_, ranges, durable, snapshot_id_ + 1,
                           std::min(nthreads, env_.opt.gleaner_mappers > 1 ? env_.opt.gleaner_mappers : nthreads),
                           std::max(1, env_.opt.gleaner_reducers > 1 ? env_.opt.gleaner_reducers : nthreads));
     rep.replayed = r.records;
+    note_torn(r, ranges);
     dev::crash_point("foedus.restart");
     std::vector<uint64_t> upto(nlogs_);
     for (uint32_t i = 0; i < nlogs_; i++) upto[i] = ranges[i].to;
@@ -616,6 +629,10 @@ class Foedus {
       });
     }
     if (uint64_t u = unmatched_.load()) fail(std::to_string(u) + " snapshot-only leaf pointers found no leaf of their range");
+    {
+      std::lock_guard g(stats_mu_);
+      for (const std::string& t : torn_) fail(t);
+    }
     return {{"violations", bad}, {"examples", ex}};
   }
 
@@ -780,6 +797,17 @@ class Foedus {
     return np;
   }
 
+  // A log whose durable range (below the durable-epoch marker's LSN) holds bytes that are no
+  // log record: the marker reached NVM before the records it covers (check() reports it).
+  void note_torn(const GleanResult& r, const std::vector<LogRange>& ranges) {
+    std::lock_guard g(stats_mu_);
+    for (size_t i = 0; i < r.torn.size(); i++)
+      if (r.torn[i])
+        torn_.push_back("log " + std::to_string(i) + ": bytes " + std::to_string(r.stop[i]) + " to " +
+                        std::to_string(ranges[i].to) +
+                        " lie below the durable-epoch marker's LSN but hold no log record (never reached NVM)");
+  }
+
   nlohmann::json tree_stats() const {
     nlohmann::json j = nlohmann::json::object();
     for (size_t i = 0; i < ordered_.size(); i++)
@@ -845,10 +873,9 @@ class Foedus {
       }
     }
     int64_t s = tp::find(v, key, slot);
-    if (s >= 0) {
-      uint64_t w = tp::tid(v, uint64_t(s), slot)->load(std::memory_order_acquire);
-      if ((w & kTidAbsent) && !(w & kTidInserting)) s = -1;  // a committed delete's tombstone
-    }
+    // A committed delete's tombstone, or an insert not committed: not there (the node set
+    // notices the insert's commit, which bumps the leaf's version).
+    if (s >= 0 && (tp::tid(v, uint64_t(s), slot)->load(std::memory_order_acquire) & kTidAbsent)) s = -1;
     if (s < 0) {
       th.node_set.push_back({tp::version(v), tp::version(v)->load(std::memory_order_acquire)});
       return false;
@@ -873,7 +900,7 @@ class Foedus {
         dev::read(v, sizeof(PageHeader) + tp::count(v) * slot);
         for (uint64_t j = 0, n = tp::count(v); j < n; j++) {
           uint64_t k = tp::key(v, j, slot), w = tp::tid(v, j, slot)->load(std::memory_order_acquire);
-          if (k >= lo && k <= hi && (!(w & kTidAbsent) || (w & kTidInserting))) keys.push_back(k);
+          if (k >= lo && k <= hi && !(w & kTidAbsent)) keys.push_back(k);
         }
       } else {
         if (th) {
@@ -1032,6 +1059,7 @@ class Foedus {
     for (size_t i = 0; i < ordered_.size(); i++) tsnap_[i].bounds = ordered_[i]->leaf_bounds();
     GleanResult r = glean(trees_, tsnap_, *area_, ranges, epoch, snapshot_id_ + 1, env_.opt.gleaner_mappers,
                           env_.opt.gleaner_reducers);
+    note_torn(r, ranges);
     dev::crash_point("foedus.gleaner_before_metadata");
     write_snapshot_meta(snapshot_id_ + 1, epoch, r.stop);
     dev::crash_point("foedus.gleaner_after_metadata");
@@ -1146,7 +1174,8 @@ class Foedus {
   std::mutex glean_mu_;
   mutable std::mutex stats_mu_;
   Totals lifetime_, measured_;
-  std::vector<std::pair<uint64_t, uint64_t>> tree_sizes_;  // per ordered tree: snapshot leaves, interior pages
+  std::vector<std::pair<uint64_t, uint64_t>> tree_sizes_;
+  std::vector<std::string> torn_;  // torn logs found by gleanings (stats_mu_)  // per ordered tree: snapshot leaves, interior pages
   std::array<uint64_t, 5> counts0_{};
 };
 

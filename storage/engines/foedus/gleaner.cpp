@@ -88,6 +88,7 @@ GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& o
                   const std::vector<LogRange>& logs, uint64_t epoch, uint64_t snapshot_id, int mappers, int reducers) {
   GleanResult res;
   res.stop.resize(logs.size());
+  res.torn.assign(logs.size(), 0);
   std::mutex mu;
   auto account = [&](const dev::Counters& c0) {
     dev::Counters d = dev::my_counters() - c0;
@@ -99,6 +100,12 @@ GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& o
   std::vector<int> index_of(kMaxStorages, -1);
   for (size_t i = 0; i < trees.size(); i++) index_of.at(trees[i].id) = int(i);
   for (size_t i = 0; i < ordered.size(); i++) index_of.at(ordered[i].id) = int(na + i);
+  // A record's size for its storage (0: no storage of this image).
+  auto size_of = [&](uint32_t storage) -> uint32_t {
+    int t = storage < kMaxStorages ? index_of[storage] : -1;
+    if (t < 0) return 0;
+    return LogRecord::size_for(uint32_t(t) < na ? trees[size_t(t)].shape.g.len : ordered[size_t(t) - na].g.len);
+  };
   // An ordered tree's record goes to the previous snapshot's leaf that holds its key.
   auto tree_leaf = [&](uint32_t ti, uint64_t key) {
     const auto& ls = ordered[ti - na].leaves;
@@ -125,11 +132,20 @@ GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& o
       std::vector<char>& b = bufs[i];
       b.resize(l.to - l.from);
       read_ring(l.base, l.cap, l.from, l.to, b.data());
-      uint64_t off = 0;
-      while (off + sizeof(LogRecord) <= b.size()) {
+      uint64_t off = 0, stop = ~0ull;  // stop: the first record above the epoch
+      while (off < b.size()) {
         const auto* r = reinterpret_cast<const LogRecord*>(b.data() + off);
-        if (r->bytes < sizeof(LogRecord) || off + r->bytes > b.size() || epoch_of(r->tid) > epoch) break;
-        uint32_t storage = r->storage & ~LogRecord::kDelete;
+        uint32_t storage = off + sizeof(LogRecord) <= b.size() ? r->storage & ~LogRecord::kDelete : kMaxStorages;
+        if (storage == kMaxStorages || r->bytes != size_of(storage) || off + r->bytes > b.size() || !r->intact()) {
+          res.torn[i] = 1;  // within the durable range, yet no record of this image
+          break;
+        }
+        if (stop != ~0ull || epoch_of(r->tid) > epoch) {
+          if (stop == ~0ull) stop = off;
+          if (!l.verify) break;
+          off += r->bytes;  // a restart checks the rest of the durable range too
+          continue;
+        }
         int t = storage < kMaxStorages ? index_of[storage] : -1;
         if (t >= 0 && (uint32_t(t) >= na || r->key < trees[size_t(t)].shape.capacity)) {
           read_records[size_t(m)]++;
@@ -140,6 +156,7 @@ GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& o
         }
         off += r->bytes;
       }
+      if (stop != ~0ull) off = stop;
       res.stop[i] = l.from + off;
       log_bytes[size_t(m)] += off;
     }

@@ -28,15 +28,21 @@ struct SnapshotTree {
   std::vector<std::vector<SnapshotPtr>> ptrs;
 };
 
-// One log file's part to glean: its ring and the LSN range.
+// One log file's part to glean: its ring and the LSN range. `verify`: read the whole range, the
+// records above the epoch too, to check that every one is intact (a restart: the durable-epoch
+// marker claims every byte below its LSN reached NVM).
 struct LogRange {
   const char* base;
   uint64_t cap;
   uint64_t from, to;
+  bool verify = false;
 };
 
 struct GleanResult {
   std::vector<uint64_t> stop;  // per log: the LSN of the first record left for the next time
+  // Per log: it stopped before its range's end at bytes that are no log record (not at a record
+  // of a later epoch): the range claimed records that never reached NVM (a torn log).
+  std::vector<uint8_t> torn;
   uint64_t records = 0;        // log records read (epoch at or below the snapshot's)
   uint64_t applied = 0;        // left after compaction
   uint64_t log_bytes = 0;

@@ -76,5 +76,8 @@ done
 rm -rf "$dir"
 if [ "$bad" -eq 0 ]; then echo "  recovered cleanly at both hits"; passed=$((passed + 1)); else failed=$((failed + 1)); fi
 
+# FOEDUS: its torture at its named points and its two injected faults (tests/crash/foedus.sh).
+if bash tests/crash/foedus.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+
 echo "crash tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

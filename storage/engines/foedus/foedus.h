@@ -418,6 +418,30 @@ class Foedus {
     return true;
   }
 
+  // Before the CC validates, holding no lock: room in the worker's log buffer for the commit's
+  // redo records, waited for here (persist() then finds it). A worker that waited in persist()
+  // would hold its write set's locks while the log writer waits for the gleaner to free its log
+  // file, the gleaner for the durable epoch, and the durable epoch for the transactions spinning
+  // on those locks. False (cause nvm_space; the retry waits again) after two epochs.
+  bool reserve(Thread& th, Access* acc, size_t n) {
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < n; i++)
+      if (acc[i].type != AccessType::Read) bytes += LogRecord::size_for(acc[i].len);
+    if (bytes > th.log->buf.capacity()) throw std::runtime_error("FOEDUS: a transaction's log records exceed its log buffer");
+    if (th.log->buf.room(bytes)) return true;
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2 * env_.opt.epoch_ms + 10);
+    while (!th.log->buf.room(bytes)) {
+      if (!writer_->running()) {  // no log writer thread (unit tests): drain the buffers here
+        writer_->pass();
+        continue;
+      }
+      if (std::chrono::steady_clock::now() > until) return false;
+      dev::pay_debt();
+      std::this_thread::yield();
+    }
+    return true;
+  }
+
   uint64_t persist(Thread& th, Access* acc, size_t n) {
     if (!n) return 0;
     uint64_t tid = acc[0].version;

@@ -46,6 +46,8 @@ class LogBuffer {
  public:
   LogBuffer(char* mem, uint64_t cap) : buf_(mem), cap_(cap) {}
 
+  // Room for `bytes` more now (the worker only: nobody else stages).
+  bool room(uint64_t bytes) const { return staged_ + bytes - head_.load(std::memory_order_acquire) <= cap_; }
   // Room for `bytes` more: waits while the log writer drains (never while holding anything the
   // writer needs). False when the record can never fit.
   bool reserve(uint64_t bytes) {

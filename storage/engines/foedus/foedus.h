@@ -57,7 +57,6 @@ class Foedus {
     WorkerLog* log = nullptr;
     uint64_t commit_epoch = 0;
     AbortCause refusal = AbortCause::None;
-    bool committed = false;  // between committed() and release()
     uint64_t drop_pass_seen = 0;  // the gleaner's drop passes when a volatile page was refused
     // Counters, monotonic; written by the worker alone, read by begin_measure() while it runs.
     struct Count {
@@ -67,9 +66,12 @@ class Foedus {
     };
     Count volatile_reads, snapshot_reads, cache_hits, cache_misses, installs;
     // Ordered trees: the node set (page versions a scan or a lookup that found no key relied
-    // on) and the dual pointers a scan followed into the snapshot world; validate() checks both.
+    // on, and the TID words of absent records it passed over) and the dual pointers a scan
+    // followed into the snapshot world; validate() checks both. `inserted`: this transaction's
+    // own inserts' words (never watched).
     std::vector<std::pair<std::atomic<uint64_t>*, uint64_t>> node_set;
     std::vector<const DualPointer*> scan_ptrs;
+    std::vector<const std::atomic<uint64_t>*> inserted;
     // Copies of snapshot records handed to the CC, valid until release().
     std::vector<std::unique_ptr<char[]>> chunks;
     size_t chunk = 0, used = 0;
@@ -310,6 +312,7 @@ class Foedus {
     th.refusal = AbortCause::None;
     th.node_set.clear();
     th.scan_ptrs.clear();
+    th.inserted.clear();
   }
 
   bool lookup(Thread& th, uint32_t table, uint64_t key, RowRef& ref) { return lookup(th, table, key, ref, false); }
@@ -360,15 +363,20 @@ class Foedus {
     std::unique_lock g(t.latch);
     Page* leaf = nullptr;
     uint64_t before = 0;
-    TreeStorage::Insert r = t.insert(key, *pool_, [&](DualPointer& d) { return install(th, d); }, ref, leaf, before);
+    TreeStorage::Insert r = t.insert(key, *pool_, [&](DualPointer& d) { return install(th, d); }, ref, leaf, before,
+                                     snapshot_epoch_.load(std::memory_order_acquire));
     if (r == TreeStorage::Insert::NoPage) {
       refuse(th);
       return false;
     }
     if (r == TreeStorage::Insert::Duplicate) return false;
-    // This transaction's own insert does not invalidate its own scan of the leaf.
+    // This transaction's own insert does not invalidate its own scan of the leaf, nor its own
+    // lookup that found the key absent.
+    auto* word = static_cast<std::atomic<uint64_t>*>(ref.meta);
     for (auto& [v, seen] : th.node_set)
       if (v == tp::version(leaf) && seen == before) seen = before + 1;
+    std::erase_if(th.node_set, [&](const auto& e) { return e.first == word; });
+    th.inserted.push_back(word);
     return true;
   }
   // The insert's transaction aborted: its record becomes a tombstone (wherever splits moved it).
@@ -396,9 +404,10 @@ class Foedus {
   bool visible(const Access& a) const { return !(a.row.meta && (a.tid & kTidAbsent)); }
 
   // Keys of committed records of an ordered tree in [lo, hi], ascending (or descending), at
-  // most `limit`; the leaves it covered go into the node set (a volatile leaf's version; a
-  // snapshot leaf's parent version and dual pointer), so an insert committed in the range
-  // meanwhile (its commit bumps its leaf's version) aborts the scan's transaction.
+  // most `limit`; the leaves it covered go into the node set (a volatile leaf's version, which
+  // an insert bumps; a snapshot leaf's parent version and dual pointer), and so do the words of
+  // the absent records it passed over (an insert not yet committed, a tombstone), so an insert
+  // committed in the range before the scan's commit aborts the scan's transaction.
   void scan_keys(Thread& th, uint32_t table, uint64_t lo, uint64_t hi, size_t limit, std::vector<uint64_t>& out,
                  bool reverse) {
     scan(&th, table, lo, hi, limit, out, reverse);
@@ -411,8 +420,10 @@ class Foedus {
   // Pre-commit, after the CC's validation with the write set locked: the node set and the
   // scans' pointer set still hold (else a phantom may have appeared).
   bool validate(Thread& th) const {
+    // A watched word locked by another transaction is changing (its commit may be between its
+    // records' publications), as in Silo's read validation.
     for (auto& [v, seen] : th.node_set)
-      if (v->load(std::memory_order_acquire) != seen) return false;
+      if (uint64_t now = v->load(std::memory_order_acquire); now != seen || (now & kTidLock)) return false;
     for (const DualPointer* d : th.scan_ptrs)
       if (d->volatile_page.load(std::memory_order_acquire)) return false;
     return true;
@@ -468,16 +479,8 @@ class Foedus {
     dev::write(a.row.data, a.len);
     memcpy(a.row.data, a.local, a.len);
   }
-  void committed(Thread& th) { th.committed = true; }
-  void release(Thread& th, Access* acc, size_t n) {
-    // A committed insert is visible now (the CC's finish() cleared kTidAbsent): a scan or a
-    // lookup that passed over it while it was being inserted fails its node set. The bump comes
-    // after the record changed, so a reader that saw the old version saw the old record.
-    if (th.committed)
-      for (size_t i = 0; i < n; i++)
-        if (acc[i].type == AccessType::Insert)
-          tp::version(static_cast<Page*>(acc[i].row.handle))->fetch_add(1, std::memory_order_acq_rel);
-    th.committed = false;
+  void committed(Thread&) {}
+  void release(Thread& th, Access*, size_t) {
     th.log->active_epoch.store(0, std::memory_order_seq_cst);
     th.chunk = 0;
     th.used = 0;
@@ -897,9 +900,16 @@ class Foedus {
       }
     }
     int64_t s = tp::find(v, key, slot);
-    // A committed delete's tombstone, or an insert not committed: not there (the node set
-    // notices the insert's commit, which bumps the leaf's version).
-    if (s >= 0 && (tp::tid(v, uint64_t(s), slot)->load(std::memory_order_acquire) & kTidAbsent)) s = -1;
+    // A committed delete's tombstone, or an insert not committed: not there, and its word goes
+    // into the node set (an insert's commit, or a claim of the tombstone, changes it).
+    if (s >= 0) {
+      std::atomic<uint64_t>* w = tp::tid(v, uint64_t(s), slot);
+      uint64_t cur = w->load(std::memory_order_acquire);
+      if (cur & kTidAbsent) {
+        th.node_set.push_back({w, cur});
+        s = -1;
+      }
+    }
     if (s < 0) {
       th.node_set.push_back({tp::version(v), tp::version(v)->load(std::memory_order_acquire)});
       return false;
@@ -923,8 +933,15 @@ class Foedus {
         if (th) th->node_set.push_back({tp::version(v), tp::version(v)->load(std::memory_order_acquire)});
         dev::read(v, sizeof(PageHeader) + tp::count(v) * slot);
         for (uint64_t j = 0, n = tp::count(v); j < n; j++) {
-          uint64_t k = tp::key(v, j, slot), w = tp::tid(v, j, slot)->load(std::memory_order_acquire);
-          if (k >= lo && k <= hi && !(w & kTidAbsent)) keys.push_back(k);
+          uint64_t k = tp::key(v, j, slot);
+          if (k < lo || k > hi) continue;
+          std::atomic<uint64_t>* word = tp::tid(v, j, slot);
+          uint64_t w = word->load(std::memory_order_acquire);
+          if (!(w & kTidAbsent)) {
+            keys.push_back(k);
+          } else if (th && std::find(th->inserted.begin(), th->inserted.end(), word) == th->inserted.end()) {
+            th->node_set.push_back({word, w});  // passed over: its insert's commit aborts us
+          }
         }
       } else {
         if (th) {

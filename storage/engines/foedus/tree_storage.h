@@ -71,10 +71,11 @@ class TreeStorage {
   // Add `key` as a record being inserted (kTidAbsent | kTidInserting, its TID that of the
   // tombstone it reuses, if any) to its volatile leaf, exclusive latch held. `install(d)` makes
   // the volatile copy of a leaf that has none (nullptr: the pool is empty). A full leaf is split
-  // first. `version_before`: the leaf's version before this insert bumped it.
+  // first. `version_before`: the leaf's version before this insert bumped it. `snapshot_epoch`:
+  // the current snapshot's (a split drops only tombstones of deletes it holds).
   template <class Install>
   Insert insert(uint64_t key, VolatilePool& pool, Install&& install, RowRef& ref, Page*& leaf_out,
-                uint64_t& version_before) {
+                uint64_t& version_before, uint64_t snapshot_epoch) {
     if (key == kInfKey) throw std::invalid_argument("FOEDUS ordered tree " + info.name + ": key 2^64-1 is reserved");
     for (;;) {
       std::vector<Step> path;
@@ -90,7 +91,7 @@ class TreeStorage {
             !w->compare_exchange_strong(cur, cur | kTidInserting, std::memory_order_acq_rel))
           return Insert::Duplicate;
       } else if (tp::count(leaf) == g.per_leaf) {
-        if (!split(path, leaf, pool)) return Insert::NoPage;
+        if (!split(path, leaf, pool, snapshot_epoch)) return Insert::NoPage;
         continue;  // from the root again
       } else {
         s = int64_t(tp::count(leaf));
@@ -233,7 +234,7 @@ class TreeStorage {
   // Make room in the full leaf at the end of `path` (exclusive latch): if its parent is full,
   // split the highest full page of the full chain above it instead (the caller starts again
   // from the root). False: the pool has no page for it.
-  bool split(const std::vector<Step>& path, Page* leaf, VolatilePool& pool) {
+  bool split(const std::vector<Step>& path, Page* leaf, VolatilePool& pool, uint64_t snapshot_epoch) {
     size_t k = path.size();
     while (k > 0 && tp::count(path[k - 1].page) >= g.fanout) k--;
     if (k < path.size()) return split_interior(path, k, pool);
@@ -243,9 +244,12 @@ class TreeStorage {
       if (a) pool.give(a);
       return false;
     }
-    // Freeze every record (a committer holding one's lock finishes first); the committed
-    // deletes' tombstones stay behind. Whoever holds a record follows it to its copy before
-    // validating (the engine's relocate()), an insert not yet committed included.
+    // Freeze every record (a committer holding one's lock finishes first); the tombstones of
+    // deletes the snapshot already holds stay behind. Whoever holds a record follows it to its
+    // copy before validating (the engine's relocate()), an insert not yet committed included.
+    // A newer tombstone is copied: a reinsert of its key claims it and so commits with a larger
+    // TID than the delete's (a fresh record's TID could be smaller, and the gleaner, which
+    // keeps the write of the largest TID, would then drop the reinsert for the delete).
     struct Live {
       uint64_t key, tid, slot;
     };
@@ -261,7 +265,8 @@ class TreeStorage {
         }
         if (w->compare_exchange_weak(cur, cur | kTidMoved, std::memory_order_acq_rel)) break;
       }
-      if (!(cur & kTidAbsent) || (cur & kTidInserting)) live.push_back({tp::key(leaf, i, g.slot), cur, i});
+      if (!(cur & kTidAbsent) || (cur & kTidInserting) || epoch_of(cur) > snapshot_epoch)
+        live.push_back({tp::key(leaf, i, g.slot), cur, i});
     }
     std::sort(live.begin(), live.end(), [](const Live& x, const Live& y) { return x.key < y.key; });
     uint64_t lo = tp::low(leaf), hi = tp::high(leaf);

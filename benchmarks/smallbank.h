@@ -57,10 +57,10 @@ class Smallbank {
   }
 
   std::vector<TableInfo> tables() const {
-    return {{kAccounts, "accounts", accounts_, o_.accounts},
-            {kSavings, "savings", balance_, o_.accounts},
-            {kChecking, "checking", balance_, o_.accounts},
-            {kTellers, "tellers", balance_, kTellerRows}};
+    return {{kAccounts, "accounts", accounts_, o_.accounts, false, true},
+            {kSavings, "savings", balance_, o_.accounts, false, true},
+            {kChecking, "checking", balance_, o_.accounts, false, true},
+            {kTellers, "tellers", balance_, kTellerRows, false, true}};
   }
   uint64_t database_bytes() const {
     return o_.accounts * (accounts_.tuple_size() + 2 * balance_.tuple_size()) + kTellerRows * balance_.tuple_size();

@@ -67,7 +67,7 @@ class Ycsb {
     return {{"long_txns_committed", long_commits_.load()}, {"long_txn_rows_committed", long_rows_.load()}};
   }
 
-  std::vector<TableInfo> tables() const { return {{kTable, "usertable", schema_, o_.rows}}; }
+  std::vector<TableInfo> tables() const { return {{kTable, "usertable", schema_, o_.rows, false, true}}; }
   const Schema& schema() const { return schema_; }
   uint64_t database_bytes() const { return o_.rows * schema_.tuple_size(); }
   uint32_t tuple_size() const { return schema_.tuple_size(); }

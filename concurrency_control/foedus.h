@@ -7,6 +7,9 @@
 // it). Only the first pointer from the volatile world into the snapshot world is recorded:
 // everything below a snapshot page is stable. The epoch is FOEDUS's own (storage/engines/foedus/
 // epoch.h), advanced by the engine's log writer, so commit TIDs and log epochs agree.
+// The ordered tree's records carry flags in their TID words (epoch.h): a record a split moved
+// (kTidMoved) fails validation whoever holds it; a delete commits as an absent record
+// (kTidAbsent) with its commit TID; an insert's record was absent and being inserted until then.
 // Co-designed with the FOEDUS engine's layout: only that engine admits it (kFoedus).
 #pragma once
 #include <algorithm>
@@ -48,7 +51,13 @@ struct Foedus : Silo {
   bool write(Txn& t, Access& a) { return Silo::write(t, a); }
 
   bool validate(Txn& t, Access* acc, size_t n) {
-    if (!validate_at(t, acc, n, foedus::g_epoch)) return false;
+    if (!validate_at(t, acc, n, foedus::g_epoch, foedus::kTidBits)) return false;
+    // A record a split copied elsewhere: this copy is no longer the record (read or written).
+    for (size_t i = 0; i < n; i++)
+      if (acc[i].row.meta && (meta(acc[i])->word.load(std::memory_order_acquire) & foedus::kTidMoved)) {
+        t.cause = AbortCause::Validation;
+        return false;
+      }
     // Write set locked, read set verified: now the pointer set (Algorithm 2's last check).
     for (const foedus::DualPointer* p : t.pointers)
       if (p->volatile_page.load(std::memory_order_acquire) != nullptr) {
@@ -58,6 +67,17 @@ struct Foedus : Silo {
     // The engine logs and installs with the commit TID.
     for (size_t i = 0; i < n; i++) acc[i].version = t.commit_tid;
     return true;
+  }
+
+  // Publish and release; a delete leaves an absent record (a tombstone) with its commit TID.
+  void finish(Txn& t, Access* acc, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+      if (acc[i].held != kLocked) continue;
+      Meta* m = meta(acc[i]);
+      dev::write(m, sizeof *m);
+      m->word.store(t.commit_tid | (acc[i].type == AccessType::Delete ? foedus::kTidAbsent : 0), std::memory_order_release);
+      acc[i].held = kNone;
+    }
   }
 };
 

@@ -68,7 +68,8 @@ struct Silo {
  protected:
   // Silo's commit phase 1 at the epoch `clock` gives (FOEDUS's engine keeps its own). Accesses
   // without CC metadata (FOEDUS's reads of immutable snapshot pages) are not validated here.
-  bool validate_at(Txn& t, Access* acc, size_t n, const std::atomic<uint64_t>& clock) {
+  // `tid_bits`: the TID within a word (FOEDUS's ordered tree keeps flags above it).
+  bool validate_at(Txn& t, Access* acc, size_t n, const std::atomic<uint64_t>& clock, uint64_t tid_bits = ~kLock) {
     // Lock the write set in address order so two committers cannot deadlock.
     auto& w = t.wset;
     w.clear();
@@ -101,7 +102,7 @@ struct Silo {
         t.cause = AbortCause::Validation;
         return false;
       }
-      tid = std::max(tid, a.tid);
+      tid = std::max(tid, a.tid & tid_bits);
     }
     t.commit_tid = std::max(tid + 1, e << 32);
     t.last_tid = t.commit_tid;

@@ -49,6 +49,12 @@ POINTS = {
 # Flags an engine's rounds run with: FOEDUS acknowledges a commit once its epoch is durable, so
 # short epochs (and gleanings) give a round enough acknowledged transactions to check.
 ENGINE_FLAGS = {"foedus": ["--epoch-ms", "5", "--gleaner-interval-ms", "100"]}
+# Where an injected fault's broken step can show, per engine and fault: its rounds crash at a
+# named point, there three times in four, and never write back every dirty line early (which
+# would land every line a missing fence left in flight). FOEDUS's dropped log-batch fence shows
+# only when the durable-epoch marker lands without the batch it covers: a crash between the
+# marker's flush and its fence.
+FAULT_POINTS = {("foedus", "drop-fence"): ["foedus.marker_before_fence"]}
 # Engines that fence per batch (FOEDUS's log writer, about one batch a millisecond), not per
 # transaction: their fence counts and point hits are drawn 20 times smaller, so that a round's
 # crash falls inside its run.
@@ -102,7 +108,7 @@ def crash_spec(rng, engine, fault, points_all, prefix=""):
     # An injected fault breaks a protocol step, so crash mostly at the protocol's named points.
     kinds = ["fence", "time", "point", "point", "point", "point"] if fault != "none" else \
         ["fence", "fence", "time", "point"]
-    kind = "point" if prefix else rng.choice(kinds)
+    kind = "point" if prefix or (engine, fault) in FAULT_POINTS else rng.choice(kinds)
     if kind == "fence":
         n = rng.choice([rng.randint(1, 50), rng.randint(50, 2000), rng.randint(2000, 20000)])
         if engine in FEW_FENCES:
@@ -116,6 +122,8 @@ def crash_spec(rng, engine, fault, points_all, prefix=""):
     # zen.slot_header matters under eADR, where every store persists; an injected flush or
     # fence bug runs under ADR, where the protocol's own points are the ones to hit.
     points = [p for p in points_all if fault == "none" or p not in EADR_POINTS]
+    if (engine, fault) in FAULT_POINTS and not prefix and rng.random() < 0.75:
+        points = FAULT_POINTS[(engine, fault)]
     point = rng.choice(points or ["none"])
     # The exclusive stage is entered once per long transaction: its points are hit a few times.
     hit = rng.randint(1, 3) if point in EXCLUSIVE_POINTS else \
@@ -177,7 +185,8 @@ def one_round(binary, engine, rnd, rng, args, workdir):
     # An injected flush or fence bug leaves lines flushed but unfenced, or never flushed: with no
     # early eviction they are simply lost at the crash, with the rest of their transaction, and
     # the bug cannot show. Fault rounds therefore always evict some dirty lines early.
-    evict = rng.choice([0.1, 0.5, 1.0] if args.fault != "none" else [0.0, 0.0, 0.1, 0.5, 1.0])
+    evict = rng.choice([0.1, 0.5] if (engine, args.fault) in FAULT_POINTS else
+                       [0.1, 0.5, 1.0] if args.fault != "none" else [0.0, 0.0, 0.1, 0.5, 1.0])
     # Under eADR every store is persistent, so a crash lands between any two stores of the
     # protocol (a torn header, half a tuple); an injected flush/fence bug cannot show there.
     domain = "eadr" if args.fault == "none" and rng.random() < 0.25 else "adr"
@@ -212,7 +221,12 @@ def one_round(binary, engine, rnd, rng, args, workdir):
                            [f"point:{p}" for p in RECOVERY_POINTS.get(engine, [])])
         if rspec.startswith("point:"):
             label += " + recovery " + rspec
-        rc2, _, err2 = run([binary] + common + ["--recover", "--power-fail", "--crash-at", rspec])
+        rc2, out2, err2 = run([binary] + common + ["--recover", "--power-fail", "--crash-at", rspec])
+        if rc2 == 3:  # the recovery ran to its end and found violations of the engine's invariants
+            inv = json.loads(out2)["invariants"]
+            return {"label": label + " (in the crashed recovery)", "crashed": crashed, "during_load": False,
+                    "recovery_crash": recovery_crash, "violations": inv["violations"],
+                    "examples": inv["examples"][:3], "acked": 0}
         if rc2 not in (0, CRASH_EXIT) and "no complete" not in err2:
             return {"error": f"crashed recovery exited {rc2}: {err2.strip()[-400:]}", "label": label}
     # Power may fail after the load but before the first acknowledgement: nothing to verify

@@ -48,6 +48,9 @@ struct TableInfo {
   Schema schema;
   uint64_t capacity;  // rows the table may hold (load plus inserts)
   bool ordered = false;  // keep an ordered index of the keys too (range scans)
+  // Keys are exactly [0, capacity), all loaded, none inserted or deleted: an engine may lay the
+  // table out as an array (FOEDUS's array storage; its ordered tree takes every other table).
+  bool dense = false;
 };
 
 }  // namespace nvt

@@ -6,7 +6,8 @@
 // inserted tuple starts with fresh CC metadata); the engine hides a tuple being inserted from
 // other transactions and makes a delete visible at install. A duplicate insert fails at once,
 // and an access that the CC grants to a tuple deleted meanwhile aborts. scan() reads the keys
-// its ordered index holds now, each through read(): no phantom protection (as DBx1000).
+// its ordered index holds now, each through read(): no phantom protection (as DBx1000), unless
+// the engine validates what its scans covered (FOEDUS's node set: validate(Thread&)).
 #pragma once
 #include <cstring>
 #include <memory>
@@ -79,6 +80,9 @@ class TxnManager {
     RowRef ref;
     if (!eng_.insert(th_, table, key, ref)) {
       txn_.cause = AbortCause::WriteConflict;
+      // ... unless the engine refused it for a cause of its own (FOEDUS: no DRAM page yet).
+      if constexpr (requires { th_.refusal; })
+        if (th_.refusal != AbortCause::None) txn_.cause = th_.refusal;
       return nullptr;
     }
     Access& a = push(AccessType::Insert, table, key, ref);
@@ -106,7 +110,11 @@ class TxnManager {
     size_t seen = 0;
     while (seen < limit && lo <= hi) {
       size_t want = limit - seen;
-      eng_.scan_keys(table, lo, hi, want, keys_, reverse);
+      // An engine that validates its scans at commit (FOEDUS) records them in its thread.
+      if constexpr (requires { eng_.scan_keys(th_, table, lo, hi, want, keys_, reverse); })
+        eng_.scan_keys(th_, table, lo, hi, want, keys_, reverse);
+      else
+        eng_.scan_keys(table, lo, hi, want, keys_, reverse);
       for (uint64_t k : keys_) {
         const char* img = read(table, k);
         if (!img) {
@@ -133,10 +141,21 @@ class TxnManager {
         abort();
         return false;
       }
+    // An engine whose records may move while a transaction runs (FOEDUS's tree splits) points
+    // the accesses at their current copies first.
+    if constexpr (requires { eng_.relocate(th_, acc_.data(), acc_.size()); }) eng_.relocate(th_, acc_.data(), acc_.size());
     if (!cc_.validate(txn_, acc_.data(), acc_.size())) {
       abort();
       return false;
     }
+    // An engine with checks of its own at the serialization point, the write set still locked
+    // (FOEDUS: its scans' and failed lookups' node set).
+    if constexpr (requires { eng_.validate(th_); })
+      if (!eng_.validate(th_)) {
+        txn_.cause = AbortCause::Validation;
+        abort();
+        return false;
+      }
     try {
       eng_.persist(th_, acc_.data(), acc_.size());
     } catch (...) {

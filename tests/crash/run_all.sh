@@ -80,6 +80,9 @@ if [ "$bad" -eq 0 ]; then echo "  recovered cleanly at both hits"; passed=$((pas
 # crashes, its injected faults and its torture (exact checks: the engine is deterministic).
 echo "== nvcaracal (tests/crash/nvcaracal.sh)"
 if bash tests/crash/nvcaracal.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+# FOEDUS: its torture at its named points and its two injected faults.
+echo "== foedus (tests/crash/foedus.sh)"
+if bash tests/crash/foedus.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 
 echo "crash tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -3,7 +3,7 @@
 # kill -9 restart test. Run from anywhere: bash tests/e2e/run_all.sh
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-TESTS=(test_build.sh test_smoke.sh test_workloads.sh test_tpcc.sh test_nvcaracal.sh test_flags.sh test_restart.sh test_image_lock.sh test_signals.sh)  # build first: the rest use it
+TESTS=(test_build.sh test_smoke.sh test_workloads.sh test_tpcc.sh test_foedus.sh test_nvcaracal.sh test_flags.sh test_restart.sh test_image_lock.sh test_signals.sh)  # build first: the rest use it
 
 start=$SECONDS
 failed=()

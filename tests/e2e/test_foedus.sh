@@ -1,7 +1,8 @@
-# End-to-end tests of the staged FOEDUS engine (`make foedus` runs them after building
-# build/foedus-foedus/rundb): the pair refusals, every workload it runs at tiny sizes with its
-# engine numbers, bad input, and the restart after kill -9 with acknowledged commits checked
-# (twice). Kept small: a few seconds of runs.
+# End-to-end tests of the FOEDUS engine (in `make e2e`, after test_build.sh built every pair;
+# `make foedus` runs them too): the pair refusals, every workload it runs at tiny sizes with its
+# engine numbers (TPC-C standard and NP with conditions 1-4 after the run and after recovery,
+# YCSB D and E on its ordered tree), bad input, and the restart after kill -9 with acknowledged
+# commits checked (twice). Kept small: a few seconds of runs.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 bin="$(rundb_of foedus-foedus)"
@@ -28,10 +29,7 @@ expect_2 --page-size --page-size 512            # a 1 KB YCSB record does not fi
 expect_2 --gleaner-interval-ms --gleaner-interval-ms 0
 expect_2 --epoch-ms --epoch-ms 0
 expect_2 --snapshot-cache --snapshot-cache maybe
-rc=0
-"$bin" --nvm-path "$TMP/bad.img" --workload tpcc >/dev/null 2>"$TMP/bad.err" || rc=$?
-[[ $rc -eq 1 ]] && grep -q "engine foedus does not offer" "$TMP/bad.err" || fail "tpcc not refused by name: $(cat "$TMP/bad.err")"
-say "bad page sizes, intervals and workloads refused"
+say "bad page sizes and intervals refused"
 
 # Every workload it runs, tiny, with the engine's numbers.
 run() {
@@ -54,6 +52,30 @@ check "$TMP/smallbank.json" "d['conservation']['violations'] == 0" "smallbank: m
 check "$TMP/ycsb-c.json" "d['results']['engine']['snapshot_cache']['hits'] == 0 and d['results']['engine']['snapshot_cache']['misses'] > 0" "ycsb-c with the cache off still hit it"
 check "$TMP/ycsb-a.json" "d['results']['engine']['gleaner']['runs'] > 0" "ycsb-a: the gleaner never ran"
 say "ycsb (A, B, C, hot rows, 16 KB pages), smallbank ran; gleaner $(json "$TMP/ycsb-a.json" "d['results']['engine']['gleaner']['runs']") runs in ycsb-a"
+
+# The ordered tree: YCSB D and E insert and scan; TPC-C (standard and NP) keeps conditions 1-4
+# after the run and after recovering its image, with splits in the trees TPC-C inserts into.
+de=(--rows 5000 --columns 1 --column-size 56 --insert-rows 300000)
+run ycsb-d --workload ycsb-d "${de[@]}"
+run ycsb-e --workload ycsb-e "${de[@]}" --scan-length 20
+check "$TMP/ycsb-d.json" "d['workload']['ycsb_de']['inserts'] > 0 and d['results']['engine']['ordered_trees']['usertable']['splits'] > 0" "ycsb-d: inserts split leaves"
+check "$TMP/ycsb-e.json" "d['workload']['ycsb_de']['scanned_rows'] > d['workload']['ycsb_de']['scans'] > 0 and d['workload']['ycsb_de']['scan_order_violations'] == 0" "ycsb-e: scans in key order"
+for mix in standard np; do
+  out="$TMP/tpcc-$mix.json"
+  "$bin" --workload tpcc --warehouses 2 --tpcc-new-orders 20000 --tpcc-mix $mix --warmup 0.2 --duration 0.5 \
+      --epoch-ms 5 --gleaner-interval-ms 100 --nvm-path "$TMP/tpcc.img" >"$out" 2>"$TMP/tpcc.err" ||
+    { cat "$TMP/tpcc.err" >&2; fail "tpcc $mix exited non-zero"; }
+  check "$out" "d['results']['tpmC'] > 0 and d['results']['committed_by_type']['neworder'] > 0 and d['results']['committed_by_type']['payment'] > 0" "tpcc $mix: NewOrder and Payment commit"
+  [[ $mix == np ]] || check "$out" "all(d['results']['committed_by_type'][k] > 0 for k in ('order_status', 'delivery', 'stock_level'))" "tpcc $mix: every type commits"
+  check "$out" "d['consistency']['violations'] == 0" "tpcc $mix: consistency after the run"
+  check "$out" "d['results']['engine']['ordered_trees']['order_line']['splits'] > 0" "tpcc $mix: ORDER-LINE leaves split"
+  "$bin" --workload tpcc --warehouses 2 --tpcc-new-orders 20000 --recover --nvm-path "$TMP/tpcc.img" \
+      >"$TMP/tpcc-rec.json" 2>"$TMP/tpcc.err" || { cat "$TMP/tpcc.err" >&2; fail "tpcc $mix recovery exited non-zero"; }
+  check "$TMP/tpcc-rec.json" "d['consistency']['violations'] == 0 and d['invariants']['violations'] == 0" "tpcc $mix: consistency after recovery"
+  check "$TMP/tpcc-rec.json" "d['consistency']['orders'] == $(json "$out" "d['consistency']['orders']")" "tpcc $mix: every committed order recovered"
+  say "tpcc $mix: $(json "$out" "round(d['results']['tpmC'])") tpmC, $(json "$TMP/tpcc-rec.json" "d['consistency']['orders']") orders recovered consistent"
+  rm -f "$TMP/tpcc.img"
+done
 
 # Restart after kill -9: every acknowledged commit present, none partial; twice the same.
 for delay in 1.5 2.5; do

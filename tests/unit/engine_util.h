@@ -14,6 +14,8 @@
 #include "storage/device/dram_budget.h"
 #include "storage/device/nvm_image.h"
 #include "storage/engine.h"
+#include "concurrency_control/foedus.h"
+#include "storage/engines/foedus/foedus.h"
 #include "storage/engines/mmdb/mmdb.h"
 #include "storage/engines/wbl/wbl.h"
 #include "storage/engines/zen/zen.h"
@@ -34,7 +36,7 @@ inline Schema account_schema() {
 }
 
 inline std::vector<TableInfo> account_tables(uint64_t rows) {
-  return {{0, "accounts", account_schema(), rows}};
+  return {{0, "accounts", account_schema(), rows, false, true}};
 }
 
 inline std::string layout_of(const std::vector<TableInfo>& tables) {
@@ -91,10 +93,11 @@ struct Pair {
   template <class X> using EngineT = E<X>;
 };
 // The pairs the insert/delete and TPC-C tests run: mmdb, zen and wbl, with a locking and an
-// optimistic CC method.
+// optimistic CC method, and FOEDUS (its ordered tree) with its own.
 using EngineCcPairs = ::testing::Types<Pair<mmdb::Mmdb, cc::NoWait>, Pair<mmdb::Mmdb, cc::Silo>,
                                        Pair<zen::Zen, cc::NoWait>, Pair<zen::Zen, cc::Silo>,
-                                       Pair<wbl::Wbl, cc::NoWait>, Pair<wbl::Wbl, cc::Silo>>;
+                                       Pair<wbl::Wbl, cc::NoWait>, Pair<wbl::Wbl, cc::Silo>,
+                                       Pair<foedus::Foedus, cc::Foedus>>;
 
 // The engine of pair P over `tables` in an image of its own at `path` (reopened for recovery
 // when `reopen`), sized by `o` (its rows aside); `layout` names the tables after the engine.

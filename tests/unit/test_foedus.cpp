@@ -1,8 +1,9 @@
 // The FOEDUS-style engine (storage/engines/foedus/) with its OCC (concurrency_control/foedus.h):
 // page geometry and its errors, the snapshot cache's CLOCK, the pointer set, OCC under
 // concurrency while the gleaner runs, the gleaner's drop of unmodified volatile pages, restart
-// from the logs (7.7), and images of other engines refused. Built into its own binary
-// (`make foedus-unit`), not CI's unit tests, while the engine is staged.
+// from the logs (7.7), images of other engines refused, and the ordered tree: splits, scans,
+// phantoms caught by the node set, its snapshot and restart, paired inserts under concurrency.
+// (Its inserts, deletes and TPC-C also run in test_insert_delete.cpp and test_tpcc.cpp.)
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -243,6 +244,169 @@ TEST(FoedusRestart, AcknowledgedCommitsSurviveAndRestartIsIdempotent) {
     db.eng->stop();
     test::drop_as_crash(db.eng);
   }
+}
+
+// The ordered tree (tree_storage.h) on 512 B pages (5 records a leaf): inserts split leaves and
+// interior pages, scans return every key in order, a scan whose range gets an insert committed
+// before its own commit aborts (the node set) while one elsewhere commits; the gleaner's
+// snapshot lets the volatile leaves go, and a restart rebuilds the same tree.
+using TreeDb = test::PairDb<test::Pair<foedus::Foedus, cc::Foedus>>;
+using TreeMgr = TreeDb::Mgr;
+std::vector<TableInfo> tree_tables() { return {{0, "ordered", test::account_schema(), 5000, true}}; }
+
+bool tree_insert(TreeMgr& m, uint64_t k, int64_t bal) {
+  m.begin();
+  char* p = m.insert(0, k);
+  if (!p) {
+    m.abort();
+    return false;
+  }
+  test::set_balance(p, bal);
+  return m.commit();
+}
+std::vector<uint64_t> tree_scan(TreeMgr& m, uint64_t lo, uint64_t hi, size_t limit = 10000, bool rev = false) {
+  std::vector<uint64_t> keys;
+  m.begin();
+  EXPECT_TRUE(m.scan(0, lo, hi, limit, [&](uint64_t k, const char*) { keys.push_back(k); return true; }, rev));
+  EXPECT_TRUE(m.commit());
+  return keys;
+}
+
+TEST(FoedusTree, SplitsScansPhantomsSnapshotAndRestart) {
+  TempPath p("foedus-tree");
+  test::DbOptions o = small(0, 2);
+  std::vector<uint64_t> all;
+  {
+    TreeDb db(p.str(), tree_tables(), "unit-test ordered", o);
+    char img[test::kTuple];
+    for (uint64_t k = 0; k < 400; k += 2) {
+      test::initial_image(img, k, 100);
+      db.eng->load(db.eng->thread(0), 0, k, img);
+    }
+    db.eng->after_load();
+    TreeMgr a(*db.eng, 0), b(*db.eng, 1);
+    for (uint64_t k = 1; k < 400; k += 2) ASSERT_TRUE(tree_insert(a, k, int64_t(k))) << k;
+    EXPECT_FALSE(tree_insert(b, 7, 1)) << "a duplicate";
+    EXPECT_EQ(b.cause(), AbortCause::WriteConflict);
+    EXPECT_GT(db.eng->stats()["ordered_trees"]["ordered"]["splits"].get<uint64_t>(), 30u);
+    for (uint64_t k = 0; k < 400; k++) all.push_back(k);
+    EXPECT_EQ(tree_scan(a, 0, 1000), all);
+    EXPECT_EQ(tree_scan(a, 0, 1000, 3, true), (std::vector<uint64_t>{399, 398, 397}));
+    // A phantom: key 110 deleted, then inserted again while a scan of [100, 120] runs.
+    b.begin();
+    ASSERT_TRUE(b.remove(0, 110));
+    ASSERT_TRUE(b.commit());
+    a.begin();
+    size_t seen = 0;
+    ASSERT_TRUE(a.scan(0, 100, 120, 100, [&](uint64_t, const char*) { return ++seen, true; }));
+    EXPECT_EQ(seen, 20u);
+    ASSERT_TRUE(tree_insert(b, 110, 5));
+    EXPECT_FALSE(a.commit()) << "the scan missed an insert committed before its commit";
+    EXPECT_EQ(a.cause(), AbortCause::Validation);
+    // A lookup that found no key is a phantom too; an insert far away disturbs neither.
+    a.begin();
+    EXPECT_EQ(a.read(0, 4000), nullptr);
+    a.abort();
+    a.begin();
+    ASSERT_TRUE(a.scan(0, 100, 120, 100, [&](uint64_t, const char*) { return true; }));
+    ASSERT_TRUE(tree_insert(b, 4000, 9));
+    EXPECT_TRUE(a.commit()) << "an insert in another leaf is no phantom";
+    all.push_back(4000);
+    // The snapshot: after a gleaning nothing but the interior stays volatile.
+    uint64_t before = db.eng->volatile_pages();
+    db.eng->sync(db.eng->thread(1));
+    ASSERT_TRUE(db.eng->glean_now());
+    EXPECT_LT(db.eng->volatile_pages(), before / 4) << "the leaves were dropped";
+    EXPECT_EQ(db.eng->check()["violations"].get<uint64_t>(), 0u) << db.eng->check().dump();
+    EXPECT_EQ(tree_scan(a, 0, 5000), all);
+    char out[test::kTuple];
+    uint64_t v;
+    ASSERT_TRUE(db.eng->read_current(0, 110, out, v));
+    EXPECT_EQ(test::balance_of(out), 5);
+    a.begin();
+    const char* r = a.read(0, 399);
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(test::balance_of(r), 399);
+    EXPECT_TRUE(a.commit());
+    // Writes after the snapshot, then a crash: the restart gleans them from the log.
+    for (uint64_t k = 1000; k < 1040; k++) ASSERT_TRUE(tree_insert(a, k, 7));
+    for (uint64_t k = 1000; k < 1040; k++) all.push_back(k);
+    std::sort(all.begin(), all.end());
+    db.eng->sync(db.eng->thread(0));
+    db.eng->halt();
+    test::drop_as_crash(db.eng);
+  }
+  for (int round = 0; round < 2; round++) {
+    TreeDb db(p.str(), tree_tables(), "unit-test ordered", o, true);
+    db.eng->recover(2);
+    EXPECT_EQ(db.eng->check()["violations"].get<uint64_t>(), 0u) << db.eng->check().dump();
+    TreeMgr m(*db.eng, 0);
+    EXPECT_EQ(tree_scan(m, 0, 5000), all) << "round " << round;
+    char out[test::kTuple];
+    uint64_t v;
+    ASSERT_TRUE(db.eng->read_current(0, 1039, out, v));
+    EXPECT_EQ(test::balance_of(out), 7);
+    db.eng->stop();
+    test::drop_as_crash(db.eng);
+  }
+}
+
+// Serializable scans under concurrent inserts, deletes, splits and gleanings: writers insert
+// and delete keys in pairs (k and k + 2000, one transaction), a reader counts both halves in one
+// transaction; every committed count agrees, and so does the tree at the end.
+TEST(FoedusTree, ConcurrentPairedInsertsAndDeletesScanWithoutPhantoms) {
+  TempPath p("foedus-tree-pairs");
+  TreeDb db(p.str(), tree_tables(), "unit-test ordered", small(0, 4));
+  db.eng->after_load();  // empty
+  db.eng->start();
+  std::atomic<bool> done{false};
+  std::atomic<int> bad{0}, scans{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 3; t++)
+    ts.emplace_back([&, t] {
+      TreeMgr m(*db.eng, t);
+      std::mt19937_64 r(uint64_t(t) + 7);
+      for (int i = 0; i < 600; i++) {
+        uint64_t k = r() % 2000;
+        for (;;) {
+          m.begin();
+          bool del = m.read(0, k) != nullptr;
+          bool ok = del ? m.remove(0, k) && m.remove(0, k + 2000) : m.insert(0, k) && m.insert(0, k + 2000);
+          if (ok && m.commit()) break;
+          if (!ok) m.abort();
+          std::this_thread::yield();
+        }
+      }
+    });
+  ts.emplace_back([&] {
+    TreeMgr m(*db.eng, 3);
+    while (!done.load()) {
+      size_t lo = 0, hi = 0;
+      m.begin();
+      bool ok = m.scan(0, 0, 1999, 5000, [&](uint64_t, const char*) { return ++lo, true; }) &&
+                m.scan(0, 2000, 3999, 5000, [&](uint64_t, const char*) { return ++hi, true; });
+      if (!ok) {
+        m.abort();
+        continue;
+      }
+      if (m.commit()) {
+        scans++;
+        if (lo != hi) bad++;
+      }
+    }
+  });
+  for (int t = 0; t < 3; t++) ts[size_t(t)].join();
+  done = true;
+  ts[3].join();
+  db.eng->stop();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GT(scans.load(), 0);
+  TreeMgr m(*db.eng, 0);
+  auto keys = tree_scan(m, 0, 5000);
+  size_t lo = size_t(std::count_if(keys.begin(), keys.end(), [](uint64_t k) { return k < 2000; }));
+  EXPECT_EQ(lo * 2, keys.size());
+  EXPECT_EQ(db.eng->check()["violations"].get<uint64_t>(), 0u) << db.eng->check().dump();
+  EXPECT_GT(db.eng->stats()["ordered_trees"]["ordered"]["splits"].get<uint64_t>(), 10u);
 }
 
 // An image of another engine is refused by name.

@@ -87,7 +87,8 @@ template <class P>
 class InsertDeleteTest : public ::testing::Test {};
 using test::Pair;
 using Pairs = ::testing::Types<Pair<mmdb::Mmdb, cc::NoWait>, Pair<mmdb::Mmdb, cc::Silo>, Pair<zen::Zen, cc::NoWait>,
-                               Pair<zen::Zen, cc::Silo>, Pair<wbl::Wbl, cc::NoWait>, Pair<wbl::Wbl, cc::Silo>, Pair<nvmvcc::NvMvcc, cc::Mcsi>, Pair<nvmvcc::NvMvcc, cc::Pgsi>>;
+                               Pair<zen::Zen, cc::Silo>, Pair<wbl::Wbl, cc::NoWait>, Pair<wbl::Wbl, cc::Silo>, Pair<nvmvcc::NvMvcc, cc::Mcsi>, Pair<nvmvcc::NvMvcc, cc::Pgsi>,
+                               Pair<foedus::Foedus, cc::Foedus>>;
 TYPED_TEST_SUITE(InsertDeleteTest, Pairs);
 
 TYPED_TEST(InsertDeleteTest, InsertDeleteScanAndTheirConflicts) {

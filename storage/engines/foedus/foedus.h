@@ -2,7 +2,8 @@
 // from the paper is in the README). All data live in fixed-size pages (page.h) reached through
 // dual pointers (dual_pointer.h): a volatile page in DRAM where one was installed, else the
 // immutable snapshot page in NVM, read through the snapshot cache (snapshot_cache.h). Storages
-// are array storages (array_storage.h) over dense keys. A commit (CC `foedus`: Silo's OCC with
+// are array storages (array_storage.h) for tables of dense keys (TableInfo::dense) and ordered
+// trees (tree_storage.h, tree_snapshot.h) for every other table: inserts, deletes, scans. A commit (CC `foedus`: Silo's OCC with
 // a pointer set) appends redo records to its worker's log buffer; the log writer (log_writer.h)
 // makes epochs durable; a transaction is acknowledged once its epoch is. The log gleaner
 // (gleaner.h) turns durable logs into a new snapshot, by interval and under DRAM pressure, and
@@ -19,7 +20,9 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <stdexcept>
+#include <unordered_map>
 #include <thread>
 #include <vector>
 
@@ -34,6 +37,8 @@
 #include "storage/engines/foedus/metadata.h"
 #include "storage/engines/foedus/snapshot_area.h"
 #include "storage/engines/foedus/snapshot_cache.h"
+#include "storage/engines/foedus/tree_snapshot.h"
+#include "storage/engines/foedus/tree_storage.h"
 #include "storage/engines/foedus/volatile_pool.h"
 
 namespace nvt::foedus {
@@ -60,6 +65,13 @@ class Foedus {
       operator uint64_t() const { return n.load(std::memory_order_relaxed); }
     };
     Count volatile_reads, snapshot_reads, cache_hits, cache_misses, installs;
+    // Ordered trees: the node set (page versions a scan or a lookup that found no key relied
+    // on, and the TID words of absent records it passed over) and the dual pointers a scan
+    // followed into the snapshot world; validate() checks both. `inserted`: this transaction's
+    // own inserts' words (never watched).
+    std::vector<std::pair<std::atomic<uint64_t>*, uint64_t>> node_set;
+    std::vector<const DualPointer*> scan_ptrs;
+    std::vector<const std::atomic<uint64_t>*> inserted;
     // Copies of snapshot records handed to the CC, valid until release().
     std::vector<std::unique_ptr<char[]>> chunks;
     size_t chunk = 0, used = 0;
@@ -78,10 +90,17 @@ class Foedus {
 
   // NVM the image needs: metadata, snapshot pages for three full trees (the current snapshot,
   // the one being written, pages retired but not yet free), one log file per thread.
+  // An ordered tree's: leaves half full at worst, the interior above them.
   static uint64_t snapshot_pages(const std::vector<TableInfo>& tables, const EngineOptions& o) {
     uint64_t pages = 64;
-    for (auto& t : tables) pages += 3 * ArrayShape(Geometry(o.page_size, t.schema.tuple_size(), t.name), t.capacity).total_pages();
+    for (auto& t : tables)
+      pages += 3 * (t.dense ? ArrayShape(Geometry(o.page_size, t.schema.tuple_size(), t.name), t.capacity).total_pages()
+                            : tree_pages(TreeGeometry(o.page_size, t.schema.tuple_size(), t.name), t.capacity));
     return pages;
+  }
+  static uint64_t tree_pages(const TreeGeometry& g, uint64_t capacity) {
+    uint64_t leaves = capacity / std::max<uint64_t>(1, g.per_leaf / 2) + 2;
+    return leaves + leaves / std::max<uint64_t>(1, g.fanout / 2) + 8;
   }
   static uint64_t nvm_bytes(const std::vector<TableInfo>& tables, const EngineOptions& o) {
     return (4ull << 20) + snapshot_pages(tables, o) * o.page_size + uint64_t(o.threads) * (o.log_bytes + (2ull << 20)) +
@@ -96,6 +115,17 @@ class Foedus {
     const EngineOptions& o = env.opt;
     if (tables.size() > kMaxStorages) throw std::invalid_argument("FOEDUS: too many tables");
     for (auto& ti : tables) {
+      if (ti.id >= kMaxStorages) throw std::invalid_argument("FOEDUS: table id " + std::to_string(ti.id) + " too large");
+      if (where_.size() <= ti.id) where_.resize(ti.id + 1, {false, ~0u}), infos_.resize(ti.id + 1);
+      infos_[ti.id] = ti;
+      if (!ti.dense) {
+        where_[ti.id] = {true, uint32_t(ordered_.size())};
+        ordered_.push_back(std::make_unique<TreeStorage>(ti, o.page_size));
+        tsnap_.push_back(TreeSnapshot{ti.id, ordered_.back()->g, {}, {}, 0, {}});
+        loads_.push_back(std::make_unique<LoadBuffer>());
+        continue;
+      }
+      where_[ti.id] = {false, uint32_t(storages_.size())};
       auto s = std::make_unique<Storage>(ti, ArrayShape(Geometry(o.page_size, ti.schema.tuple_size(), ti.name), ti.capacity));
       trees_.push_back({ti.id, s->shape, {}});
       for (uint64_t n : s->shape.pages) trees_.back().ptrs.emplace_back(n, 0);
@@ -135,6 +165,11 @@ class Foedus {
       table_bytes += t.shape.total_pages() * sizeof(SnapshotPtr);
       min_pages += 1 + uint64_t(t.shape.root_level()) * uint64_t(nthreads_) * 4;  // a root, paths
     }
+    for (auto& t : ordered_) {  // the leaf list; the interior pages (always volatile) and paths
+      uint64_t leaves = t->info.capacity / t->g.fill() + 1;
+      table_bytes += leaves * sizeof(TreeLeaf);
+      min_pages += leaves / std::max<uint64_t>(2, t->g.fanout * 3 / 4) + 4 + uint64_t(nthreads_) * 4;
+    }
     env.dram.charge(table_bytes, "foedus.gleaner_page_tables");
     uint64_t left = env.dram.left();
     uint64_t pool_pages = std::max<uint64_t>(min_pages + 16, left / 4 * 3 / ps_);
@@ -168,15 +203,24 @@ class Foedus {
     stop();
     for (auto& s : storages_)
       if (s->root) pool_->give(s->root);
+    for (auto& t : ordered_) t->free_all(*pool_);
     env_.dram.free(log_mem_, kLogBufferBytes * nlogs_, "foedus.log_buffers");
   }
 
   Thread& thread(int tid) { return threads_.at(size_t(tid)); }
-  const TableInfo& table_info(uint32_t t) const { return storages_[t]->info; }
+  const TableInfo& table_info(uint32_t t) const { return infos_.at(t); }
 
   void load(Thread&, uint32_t table, uint64_t key, const char* image) {
-    SnapshotTree& t = trees_[table];
-    if (key >= t.shape.capacity) throw std::runtime_error("FOEDUS array storage " + storages_[table]->info.name +
+    if (where_.at(table).tree) {  // gathered, written sorted by after_load()
+      LoadBuffer& b = *loads_[where_[table].index];
+      uint32_t len = infos_[table].schema.tuple_size();
+      std::lock_guard g(b.mu);
+      b.keys.push_back(key);
+      b.images.insert(b.images.end(), image, image + len);
+      return;
+    }
+    SnapshotTree& t = trees_[where_[table].index];
+    if (key >= t.shape.capacity) throw std::runtime_error("FOEDUS array storage " + infos_[table].name +
                                                           ": key " + std::to_string(key) + " beyond its capacity");
     Page* p = area_->page(snapshot_index(t.ptrs[0][t.shape.leaf_of(key)]));
     uint64_t s = t.shape.slot_in_leaf(key);
@@ -192,10 +236,34 @@ class Foedus {
         p->hdr = PageHeader{t.id, 0, 0, leaf, 0, {}};
         dev::flush(p, ps_);
       }
+    // The ordered trees: the loaded records sorted, leaves filled to 3/4 (room for inserts).
+    for (size_t i = 0; i < ordered_.size(); i++) {
+      LoadBuffer& b = *loads_[i];
+      TreeSnapshot& t = tsnap_[i];
+      std::vector<uint32_t> order(b.keys.size());
+      for (uint32_t j = 0; j < order.size(); j++) order[j] = j;
+      std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return b.keys[x] < b.keys[y]; });
+      std::vector<TreeRecord> recs;
+      recs.reserve(order.size());
+      for (uint32_t j : order) {
+        if (!recs.empty() && recs.back().key == b.keys[j])
+          throw std::runtime_error("FOEDUS ordered tree " + ordered_[i]->info.name + ": key " + std::to_string(b.keys[j]) +
+                                   " loaded twice");
+        if (b.keys[j] == kInfKey) throw std::runtime_error("FOEDUS ordered tree " + ordered_[i]->info.name + ": key 2^64-1 is reserved");
+        recs.push_back({b.keys[j], 0, b.images.data() + size_t(j) * t.g.len});
+      }
+      t.leaves.clear();
+      std::vector<uint64_t> cuts;  // every g.fill() records
+      for (size_t j = t.g.fill(); j < recs.size(); j += t.g.fill()) cuts.push_back(recs[j].key);
+      write_tree_leaves(t, *area_, 0, kInfKey, recs, cuts, 0, 1, t.leaves);
+      write_tree_interiors(t, *area_, 0, 1);
+      b.keys = {};
+      b.images = {};
+    }
     std::vector<std::vector<uint64_t>> all(trees_.size());
     for (size_t i = 0; i < trees_.size(); i++)
       for (uint64_t l = 0; l < trees_[i].ptrs[0].size(); l++) all[i].push_back(l);
-    write_interiors(trees_, *area_, all, 0, 1);  // fences
+    write_interiors(trees_, *area_, all, 0, 1);  // fences (the trees' pages too)
     write_snapshot_meta(1, 0, std::vector<uint64_t>(nlogs_, 0));
     make_roots();
   }
@@ -242,6 +310,9 @@ class Foedus {
       while (paused_.load(std::memory_order_acquire)) std::this_thread::yield();
     }
     th.refusal = AbortCause::None;
+    th.node_set.clear();
+    th.scan_ptrs.clear();
+    th.inserted.clear();
   }
 
   bool lookup(Thread& th, uint32_t table, uint64_t key, RowRef& ref) { return lookup(th, table, key, ref, false); }
@@ -249,7 +320,8 @@ class Foedus {
   // a pointer with no volatile page continues in the snapshot world (and the CC watches that
   // pointer); a write installs volatile pages down to the leaf instead.
   bool lookup(Thread& th, uint32_t table, uint64_t key, RowRef& ref, bool for_write) {
-    Storage& s = *storages_[table];
+    if (where_.at(table).tree) return tree_lookup(th, *ordered_[where_[table].index], key, ref, for_write);
+    Storage& s = *storages_[where_[table].index];
     const ArrayShape& sh = s.shape;
     if (key >= sh.capacity) return false;
     uint64_t leaf = sh.leaf_of(key);
@@ -261,8 +333,7 @@ class Foedus {
       if (!v) {
         if (!for_write) return snapshot_read(th, s, d, level - 1, leaf, key, ref);
         if (!(v = install(th, d))) {
-          th.refusal = AbortCause::DramSpace;
-          th.drop_pass_seen = drop_passes_.load(std::memory_order_acquire);
+          refuse(th);
           return false;
         }
       }
@@ -284,6 +355,104 @@ class Foedus {
 
   // The commit's persistence: its redo records go to the worker's log buffer, with the commit
   // TID, while the write set is still locked. Durability comes with the epoch.
+  // An insert into an ordered tree (TxnManager::insert): the key's record, being inserted
+  // (invisible: kTidAbsent | kTidInserting) until the commit. False: the key is present or being
+  // inserted (or no DRAM page: th.refusal says so).
+  bool insert(Thread& th, uint32_t table, uint64_t key, RowRef& ref) {
+    TreeStorage& t = tree(table, "inserts");
+    std::unique_lock g(t.latch);
+    Page* leaf = nullptr;
+    uint64_t before = 0;
+    TreeStorage::Insert r = t.insert(key, *pool_, [&](DualPointer& d) { return install(th, d); }, ref, leaf, before,
+                                     snapshot_epoch_.load(std::memory_order_acquire));
+    if (r == TreeStorage::Insert::NoPage) {
+      refuse(th);
+      return false;
+    }
+    if (r == TreeStorage::Insert::Duplicate) return false;
+    // This transaction's own insert does not invalidate its own scan of the leaf, nor its own
+    // lookup that found the key absent.
+    auto* word = static_cast<std::atomic<uint64_t>*>(ref.meta);
+    for (auto& [v, seen] : th.node_set)
+      if (v == tp::version(leaf) && seen == before) seen = before + 1;
+    std::erase_if(th.node_set, [&](const auto& e) { return e.first == word; });
+    th.inserted.push_back(word);
+    return true;
+  }
+  // The insert's transaction aborted: its record becomes a tombstone (wherever splits moved it).
+  void undo_insert(Thread&, Access& a) {
+    for (;;) {
+      auto* w = static_cast<std::atomic<uint64_t>*>(a.row.meta);
+      uint64_t cur = w->load(std::memory_order_acquire);
+      if (cur & kTidMoved) {
+        if (!relocate(a)) return;
+        continue;
+      }
+      if (w->compare_exchange_weak(cur, cur & ~kTidInserting, std::memory_order_acq_rel)) return;
+    }
+  }
+  // Before validation: an access to an ordered tree's record that a split moved follows it to
+  // its new copy (same TID and image, so validation there is as good: an insert keeps its
+  // record, a read still fails if the record changed since).
+  void relocate(Thread&, Access* acc, size_t n) {
+    for (size_t i = 0; i < n; i++)
+      if (acc[i].row.meta && (static_cast<std::atomic<uint64_t>*>(acc[i].row.meta)->load(std::memory_order_acquire) & kTidMoved))
+        relocate(acc[i]);
+  }
+  // A record the CC observed absent (deleted, or being inserted by another transaction) since
+  // the lookup found it: the access aborts.
+  bool visible(const Access& a) const { return !(a.row.meta && (a.tid & kTidAbsent)); }
+
+  // Keys of committed records of an ordered tree in [lo, hi], ascending (or descending), at
+  // most `limit`; the leaves it covered go into the node set (a volatile leaf's version, which
+  // an insert bumps; a snapshot leaf's parent version and dual pointer), and so do the words of
+  // the absent records it passed over (an insert not yet committed, a tombstone), so an insert
+  // committed in the range before the scan's commit aborts the scan's transaction.
+  void scan_keys(Thread& th, uint32_t table, uint64_t lo, uint64_t hi, size_t limit, std::vector<uint64_t>& out,
+                 bool reverse) {
+    scan(&th, table, lo, hi, limit, out, reverse);
+  }
+  // The same without a transaction (checkers at quiescence).
+  void scan_keys(uint32_t table, uint64_t lo, uint64_t hi, size_t limit, std::vector<uint64_t>& out, bool reverse) {
+    scan(nullptr, table, lo, hi, limit, out, reverse);
+  }
+
+  // Pre-commit, after the CC's validation with the write set locked: the node set and the
+  // scans' pointer set still hold (else a phantom may have appeared).
+  bool validate(Thread& th) const {
+    // A watched word locked by another transaction is changing (its commit may be between its
+    // records' publications), as in Silo's read validation.
+    for (auto& [v, seen] : th.node_set)
+      if (uint64_t now = v->load(std::memory_order_acquire); now != seen || (now & kTidLock)) return false;
+    for (const DualPointer* d : th.scan_ptrs)
+      if (d->volatile_page.load(std::memory_order_acquire)) return false;
+    return true;
+  }
+
+  // Before the CC validates, holding no lock: room in the worker's log buffer for the commit's
+  // redo records, waited for here (persist() then finds it). A worker that waited in persist()
+  // would hold its write set's locks while the log writer waits for the gleaner to free its log
+  // file, the gleaner for the durable epoch, and the durable epoch for the transactions spinning
+  // on those locks. False (cause nvm_space; the retry waits again) after two epochs.
+  bool reserve(Thread& th, Access* acc, size_t n) {
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < n; i++)
+      if (acc[i].type != AccessType::Read) bytes += LogRecord::size_for(acc[i].len);
+    if (bytes > th.log->buf.capacity()) throw std::runtime_error("FOEDUS: a transaction's log records exceed its log buffer");
+    if (th.log->buf.room(bytes)) return true;
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2 * env_.opt.epoch_ms + 10);
+    while (!th.log->buf.room(bytes)) {
+      if (!writer_->running()) {  // no log writer thread (unit tests): drain the buffers here
+        writer_->pass();
+        continue;
+      }
+      if (std::chrono::steady_clock::now() > until) return false;
+      dev::pay_debt();
+      std::this_thread::yield();
+    }
+    return true;
+  }
+
   uint64_t persist(Thread& th, Access* acc, size_t n) {
     if (!n) return 0;
     uint64_t tid = acc[0].version;
@@ -296,13 +465,17 @@ class Foedus {
     for (size_t i = 0; i < n; i++) {
       Access& a = acc[i];
       if (a.type == AccessType::Read) continue;
-      th.log->buf.put(LogRecord{LogRecord::size_for(a.len), a.table, a.key, tid}, a.local, a.len);
+      uint32_t storage = a.table | (a.type == AccessType::Delete ? LogRecord::kDelete : 0);
+      LogRecord rec{LogRecord::size_for(a.len), storage, a.key, tid};
+      rec.seal(a.local, a.len);
+      th.log->buf.put(rec, a.local, a.len);
     }
     th.log->buf.publish();
     th.log->records.fetch_add(recs, std::memory_order_release);
     return tid;
   }
   void install(Thread&, Access& a) {
+    if (a.type == AccessType::Delete) return;  // the CC's finish() marks the record absent
     dev::write(a.row.data, a.len);
     memcpy(a.row.data, a.local, a.len);
   }
@@ -356,6 +529,12 @@ class Foedus {
       for (auto& lv : t.ptrs)
         for (SnapshotPtr x : lv) live.push_back(snapshot_index(x));
     }
+    for (auto& t : tsnap_) {
+      read_tree_snapshot(t, *area_, sm.root[t.id]);
+      t.bounds.clear();  // no volatile tree yet: leaves are cut by size only
+      for (auto& l : t.leaves) live.push_back(snapshot_index(l.ptr));
+      for (SnapshotPtr x : t.interior) live.push_back(snapshot_index(x));
+    }
     area_->reset(sm.high_water, live);
     snapshot_id_ = sm.id;
     snapshot_epoch_ = sm.epoch;
@@ -364,12 +543,13 @@ class Foedus {
     // epoch, never committed; the gleaner stops at them and the next snapshot skips them.
     std::vector<LogRange> ranges;
     for (uint32_t i = 0; i < nlogs_; i++)
-      ranges.push_back({writer_->file(i), writer_->file_bytes(i), sm.gleaned[i], std::max(sm.gleaned[i], lsn[i])});
+      ranges.push_back({writer_->file(i), writer_->file_bytes(i), sm.gleaned[i], std::max(sm.gleaned[i], lsn[i]), true});
     rep.lap("truncate_logs");
-    GleanResult r = glean(trees_, *area_, ranges, durable, snapshot_id_ + 1,
+    GleanResult r = glean(trees_, tsnap_, *area_, ranges, durable, snapshot_id_ + 1,
                           std::min(nthreads, env_.opt.gleaner_mappers > 1 ? env_.opt.gleaner_mappers : nthreads),
                           std::max(1, env_.opt.gleaner_reducers > 1 ? env_.opt.gleaner_reducers : nthreads));
     rep.replayed = r.records;
+    note_torn(r, ranges);
     dev::crash_point("foedus.restart");
     std::vector<uint64_t> upto(nlogs_);
     for (uint32_t i = 0; i < nlogs_; i++) upto[i] = ranges[i].to;
@@ -389,7 +569,8 @@ class Foedus {
   // The current image of a tuple (checkers, at quiescence): volatile if installed, else the
   // snapshot page read directly in NVM. version = its TID.
   bool read_current(uint32_t table, uint64_t key, char* out, uint64_t& version) {
-    Storage& s = *storages_.at(table);
+    if (where_.at(table).tree) return tree_read_current(*ordered_[where_[table].index], key, out, version);
+    Storage& s = *storages_[where_[table].index];
     const ArrayShape& sh = s.shape;
     if (key >= sh.capacity) return false;
     uint64_t leaf = sh.leaf_of(key), slot = sh.slot_in_leaf(key);
@@ -439,6 +620,46 @@ class Foedus {
                      std::to_string(t.id) + " locked or above its snapshot's epoch");
             }
         }
+    // Ordered trees: snapshot leaves contiguous over every key, each page's records sorted in
+    // its range with plain TIDs of the snapshot's epochs; every leaf pointer leads somewhere.
+    for (size_t i = 0; i < ordered_.size(); i++) {
+      const TreeSnapshot& t = tsnap_[i];
+      const std::string name = ordered_[i]->info.name;
+      uint64_t expect = 0;
+      for (const TreeLeaf& l : t.leaves) {
+        const Page* p = area_->page(snapshot_index(l.ptr));
+        if (l.low != expect || l.low >= l.high || p->hdr.storage != t.id || p->hdr.level != 0 || tp::low(p) != l.low ||
+            tp::high(p) != l.high) {
+          fail(name + ": snapshot leaf [" + std::to_string(l.low) + ", " + std::to_string(l.high) + ") out of place");
+          expect = l.high;
+          continue;
+        }
+        expect = l.high;
+        for (uint64_t j = 0; j < tp::count(p); j++) {
+          uint64_t k = tp::key(p, j, t.g.slot), w = tp::tid(p, j, t.g.slot);
+          if (k < l.low || k >= l.high || (j > 0 && k <= tp::key(p, j - 1, t.g.slot)) || (w & ~kTidBits) ||
+              epoch_of(w) > std::max<uint64_t>(p->hdr.snapshot_epoch, snapshot_epoch_.load()))
+            fail(name + ": snapshot record " + std::to_string(k) + " out of order, flagged or above its snapshot's epoch");
+        }
+      }
+      if (expect != kInfKey) fail(name + ": the snapshot leaves stop at key " + std::to_string(expect));
+      std::shared_lock g(ordered_[i]->latch);
+      ordered_[i]->visit(0, kInfKey, false, [&](Page* parent, uint64_t e, uint64_t lo, uint64_t) {
+        const DualPointer* d = tp::entry(parent, e);
+        Page* v = d->volatile_page.load();
+        if (!v && !d->snapshot_page.load()) fail(name + ": leaf pointer at key " + std::to_string(lo) + " leads nowhere");
+        if (v)
+          for (uint64_t j = 0; j < tp::count(v); j++)
+            if (tp::tid(v, j, t.g.slot)->load() & (kTidLock | kTidInserting | kTidMoved))
+              fail(name + ": volatile record " + std::to_string(tp::key(v, j, t.g.slot)) + " locked, moved or mid-insert");
+        return true;
+      });
+    }
+    if (uint64_t u = unmatched_.load()) fail(std::to_string(u) + " snapshot-only leaf pointers found no leaf of their range");
+    {
+      std::lock_guard g(stats_mu_);
+      for (const std::string& t : torn_) fail(t);
+    }
     return {{"violations", bad}, {"examples", ex}};
   }
 
@@ -518,11 +739,21 @@ class Foedus {
               {"records_per_s", ls.busy_s > 0 ? double(ls.records) / ls.busy_s : 0.0}}},
             {"gleaner", totals(lifetime_)},
             {"gleaner_measured", totals(measured_)},
+            {"ordered_trees", tree_stats()},
             {"gleaner_mappers", env_.opt.gleaner_mappers},
             {"gleaner_reducers", env_.opt.gleaner_reducers}};
   }
 
  private:
+  struct LoadBuffer {
+    std::mutex mu;
+    std::vector<uint64_t> keys;
+    std::vector<char> images;
+  };
+  struct Where {
+    bool tree;       // an ordered tree, else an array storage
+    uint32_t index;  // in ordered_ / tsnap_, or in storages_ / trees_
+  };
   struct Storage {
     Storage(const TableInfo& ti, const ArrayShape& s) : info(ti), shape(s) {}
     TableInfo info;
@@ -593,6 +824,209 @@ class Foedus {
     return np;
   }
 
+  // A log whose durable range (below the durable-epoch marker's LSN) holds bytes that are no
+  // log record: the marker reached NVM before the records it covers (check() reports it).
+  void note_torn(const GleanResult& r, const std::vector<LogRange>& ranges) {
+    std::lock_guard g(stats_mu_);
+    for (size_t i = 0; i < r.torn.size(); i++)
+      if (r.torn[i])
+        torn_.push_back("log " + std::to_string(i) + ": bytes " + std::to_string(r.stop[i]) + " to " +
+                        std::to_string(ranges[i].to) +
+                        " lie below the durable-epoch marker's LSN but hold no log record (never reached NVM)");
+  }
+
+  nlohmann::json tree_stats() const {
+    nlohmann::json j = nlohmann::json::object();
+    for (size_t i = 0; i < ordered_.size(); i++)
+      j[ordered_[i]->info.name] = {{"splits", ordered_[i]->splits()},
+                                   {"snapshot_leaves", i < tree_sizes_.size() ? tree_sizes_[i].first : 0},
+                                   {"snapshot_interior_pages", i < tree_sizes_.size() ? tree_sizes_[i].second : 0}};
+    return j;
+  }
+
+  // The current copy of a moved record (false: none, the split left it behind).
+  bool relocate(Access& a) {
+    TreeStorage& t = tree(a.table, "moved records");
+    std::shared_lock g(t.latch);
+    Page* v = t.leaf_ptr(a.key)->volatile_page.load(std::memory_order_acquire);
+    int64_t s = v ? tp::find(v, a.key, t.g.slot) : -1;
+    if (s < 0) return false;
+    a.row = RowRef{tp::payload(v, uint64_t(s), t.g.slot), tp::tid(v, uint64_t(s), t.g.slot), v};
+    return true;
+  }
+
+  // No volatile page for this transaction: its retry waits for the gleaner's next drop pass.
+  void refuse(Thread& th) {
+    th.refusal = AbortCause::DramSpace;
+    th.drop_pass_seen = drop_passes_.load(std::memory_order_acquire);
+    wake_gleaner();
+  }
+
+  TreeStorage& tree(uint32_t table, const char* what) {
+    if (!where_.at(table).tree)
+      throw std::logic_error("FOEDUS: table " + infos_[table].name + " is an array storage (dense keys): no " + what);
+    return *ordered_[where_[table].index];
+  }
+
+  // A point lookup in an ordered tree (see lookup()). A lookup that finds no key puts the leaf
+  // into the node set (a volatile leaf's version; a snapshot leaf's parent version and pointer).
+  bool tree_lookup(Thread& th, TreeStorage& t, uint64_t key, RowRef& ref, bool for_write) {
+    std::shared_lock g(t.latch);
+    Page* parent = nullptr;
+    DualPointer* d = t.leaf_ptr(key, &parent);
+    dev::read(d, sizeof *d);
+    Page* v = d->volatile_page.load(std::memory_order_acquire);
+    const uint32_t slot = t.g.slot;
+    if (!v) {
+      if (!for_write) {
+        th.node_set.push_back({tp::version(parent), tp::version(parent)->load(std::memory_order_acquire)});
+        char* copy = th.copy_space(t.g.len);
+        bool found = false;
+        with_snapshot_page(th, d->snapshot_page.load(std::memory_order_acquire), [&](const Page* p) {
+          int64_t s = tp::find_sorted(p, key, slot);
+          if (s >= 0) memcpy(copy, tp::payload(p, uint64_t(s), slot), t.g.len), found = true;
+        });
+        th.snapshot_reads++;
+        if (!found) {
+          th.scan_ptrs.push_back(d);
+          return false;
+        }
+        ref = RowRef{copy, nullptr, d};  // the CC watches d (its pointer set)
+        return true;
+      }
+      if (!(v = install(th, *d))) {
+        refuse(th);
+        return false;
+      }
+    }
+    int64_t s = tp::find(v, key, slot);
+    // A committed delete's tombstone, or an insert not committed: not there, and its word goes
+    // into the node set (an insert's commit, or a claim of the tombstone, changes it).
+    if (s >= 0) {
+      std::atomic<uint64_t>* w = tp::tid(v, uint64_t(s), slot);
+      uint64_t cur = w->load(std::memory_order_acquire);
+      if (cur & kTidAbsent) {
+        th.node_set.push_back({w, cur});
+        s = -1;
+      }
+    }
+    if (s < 0) {
+      th.node_set.push_back({tp::version(v), tp::version(v)->load(std::memory_order_acquire)});
+      return false;
+    }
+    ref = RowRef{tp::payload(v, uint64_t(s), slot), tp::tid(v, uint64_t(s), slot), v};
+    th.volatile_reads++;
+    return true;
+  }
+
+  void scan(Thread* th, uint32_t table, uint64_t lo, uint64_t hi, size_t limit, std::vector<uint64_t>& out, bool reverse) {
+    out.clear();
+    if (lo > hi || limit == 0) return;
+    TreeStorage& t = tree(table, "ordered scans");
+    const uint32_t slot = t.g.slot;
+    std::shared_lock g(t.latch);
+    std::vector<uint64_t> keys;
+    t.visit(lo, hi, reverse, [&](Page* parent, uint64_t i, uint64_t, uint64_t) {
+      DualPointer* d = tp::entry(parent, i);
+      keys.clear();
+      if (Page* v = d->volatile_page.load(std::memory_order_acquire)) {
+        if (th) th->node_set.push_back({tp::version(v), tp::version(v)->load(std::memory_order_acquire)});
+        dev::read(v, sizeof(PageHeader) + tp::count(v) * slot);
+        for (uint64_t j = 0, n = tp::count(v); j < n; j++) {
+          uint64_t k = tp::key(v, j, slot);
+          if (k < lo || k > hi) continue;
+          std::atomic<uint64_t>* word = tp::tid(v, j, slot);
+          uint64_t w = word->load(std::memory_order_acquire);
+          if (!(w & kTidAbsent)) {
+            keys.push_back(k);
+          } else if (th && std::find(th->inserted.begin(), th->inserted.end(), word) == th->inserted.end()) {
+            th->node_set.push_back({word, w});  // passed over: its insert's commit aborts us
+          }
+        }
+      } else {
+        if (th) {
+          th->node_set.push_back({tp::version(parent), tp::version(parent)->load(std::memory_order_acquire)});
+          th->scan_ptrs.push_back(d);
+        }
+        auto collect = [&](const Page* p) {
+          for (uint64_t j = 0, n = tp::count(p); j < n; j++)
+            if (uint64_t k = tp::key(p, j, slot); k >= lo && k <= hi) keys.push_back(k);
+        };
+        SnapshotPtr sp = d->snapshot_page.load(std::memory_order_acquire);
+        if (th) {
+          with_snapshot_page(*th, sp, collect);
+        } else {
+          const Page* p = area_->page(snapshot_index(sp));
+          dev::read(p, ps_);
+          collect(p);
+        }
+      }
+      std::sort(keys.begin(), keys.end());
+      if (reverse) std::reverse(keys.begin(), keys.end());
+      for (uint64_t k : keys) {
+        out.push_back(k);
+        if (out.size() == limit) return false;
+      }
+      return true;
+    });
+  }
+
+  bool tree_read_current(TreeStorage& t, uint64_t key, char* out, uint64_t& version) {
+    std::shared_lock g(t.latch);
+    const uint32_t slot = t.g.slot;
+    DualPointer* d = t.leaf_ptr(key);
+    if (Page* v = d->volatile_page.load()) {
+      int64_t s = tp::find(v, key, slot);
+      if (s < 0) return false;
+      uint64_t w = tp::tid(v, uint64_t(s), slot)->load();
+      if (w & kTidAbsent) return false;
+      memcpy(out, tp::payload(v, uint64_t(s), slot), t.g.len);
+      version = w & kTidBits;
+      return true;
+    }
+    const Page* p = area_->page(snapshot_index(d->snapshot_page.load()));
+    dev::read(p, ps_);
+    int64_t s = tp::find_sorted(p, key, slot);
+    if (s < 0) return false;
+    memcpy(out, tp::payload(p, uint64_t(s), slot), t.g.len);
+    version = tp::tid(p, uint64_t(s), slot);
+    return true;
+  }
+
+  // 7.5 for an ordered tree (transactions paused): each leaf pointer whose range the new
+  // snapshot has a leaf of gets that leaf as its snapshot half, and its volatile leaf is dropped
+  // when no record in it is locked, being inserted or above the snapshot's epoch; a volatile
+  // leaf of another range (split since) keeps no snapshot half. The pages splits replaced are
+  // freed (no transaction runs, so none holds them).
+  void tree_install_walk(TreeStorage& t, const TreeSnapshot& s, uint64_t epoch, uint64_t& dropped) {
+    std::unique_lock g(t.latch);
+    std::unordered_map<uint64_t, const TreeLeaf*> by_low;
+    for (const TreeLeaf& l : s.leaves) by_low[l.low] = &l;
+    const uint32_t slot = t.g.slot;
+    t.visit(0, kInfKey, false, [&](Page* parent, uint64_t i, uint64_t lo, uint64_t hi) {
+      DualPointer* d = tp::entry(parent, i);
+      auto it = by_low.find(lo);
+      const TreeLeaf* m = it != by_low.end() && it->second->high == hi ? it->second : nullptr;
+      Page* v = d->volatile_page.load(std::memory_order_relaxed);
+      if (!v) {
+        if (m) d->snapshot_page.store(m->ptr, std::memory_order_release);
+        else unmatched_.fetch_add(1, std::memory_order_relaxed);  // check() reports it
+        return true;
+      }
+      d->snapshot_page.store(m ? m->ptr : 0, std::memory_order_release);
+      if (!m) return true;
+      for (uint64_t j = 0, n = tp::count(v); j < n; j++) {
+        uint64_t w = tp::tid(v, j, slot)->load(std::memory_order_relaxed);
+        if ((w & (kTidLock | kTidInserting | kTidMoved)) || epoch_of(w) > epoch) return true;
+      }
+      d->volatile_page.store(nullptr, std::memory_order_release);
+      pool_->give(v);
+      dropped++;
+      return true;
+    });
+    t.free_retired(*pool_);
+  }
+
   void make_roots() {
     for (size_t i = 0; i < storages_.size(); i++) {
       Storage& s = *storages_[i];
@@ -601,6 +1035,10 @@ class Foedus {
       const Page* src = area_->page(snapshot_index(trees_[i].ptrs.back()[0]));
       dev::read(src, ps_);
       memcpy(static_cast<void*>(s.root), src, ps_);
+    }
+    for (size_t i = 0; i < ordered_.size(); i++) {  // the interior, volatile, over snapshot leaves
+      std::unique_lock g(ordered_[i]->latch);
+      ordered_[i]->build(tsnap_[i].leaves, *pool_);
     }
   }
 
@@ -614,6 +1052,7 @@ class Foedus {
     for (uint32_t i = 0; i < kMaxLogs; i++) m.gleaned[i] = i < gleaned.size() ? gleaned[i] : 0;
     for (uint32_t i = 0; i < kMaxStorages; i++) m.root[i] = 0;
     for (auto& t : trees_) m.root[t.id] = t.ptrs.back()[0];
+    for (auto& t : tsnap_) m.root[t.id] = t.root;
     m.high_water = area_->high_water();
     m.checksum = m.sum();
     dev::persist(&m, sizeof m);
@@ -658,8 +1097,10 @@ class Foedus {
     std::vector<LogRange> ranges;
     for (uint32_t i = 0; i < nlogs_; i++)
       ranges.push_back({writer_->file(i), writer_->file_bytes(i), writer_->gleaned(i), writer_->marker_lsn(i)});
-    GleanResult r = glean(trees_, *area_, ranges, epoch, snapshot_id_ + 1, env_.opt.gleaner_mappers,
+    for (size_t i = 0; i < ordered_.size(); i++) tsnap_[i].bounds = ordered_[i]->leaf_bounds();
+    GleanResult r = glean(trees_, tsnap_, *area_, ranges, epoch, snapshot_id_ + 1, env_.opt.gleaner_mappers,
                           env_.opt.gleaner_reducers);
+    note_torn(r, ranges);
     dev::crash_point("foedus.gleaner_before_metadata");
     write_snapshot_meta(snapshot_id_ + 1, epoch, r.stop);
     dev::crash_point("foedus.gleaner_after_metadata");
@@ -674,6 +1115,7 @@ class Foedus {
     uint64_t dropped = 0;
     for (size_t i = 0; i < storages_.size(); i++)
       install_walk(trees_[i], storages_[i]->root, trees_[i].shape.root_level(), 0, epoch, dropped);
+    for (size_t i = 0; i < ordered_.size(); i++) tree_install_walk(*ordered_[i], tsnap_[i], epoch, dropped);
     paused_.store(false, std::memory_order_seq_cst);
     drop_passes_.fetch_add(1, std::memory_order_release);
     area_->release_retired();
@@ -690,6 +1132,8 @@ class Foedus {
 
   void record(const GleanResult& r, uint64_t, const Totals* extra = nullptr) {
     std::lock_guard g(stats_mu_);
+    tree_sizes_.clear();
+    for (auto& t : tsnap_) tree_sizes_.push_back({t.leaves.size(), t.interior.size()});
     for (Totals* t : {&lifetime_, &measured_}) {
       t->runs++;
       t->records += r.records;
@@ -747,6 +1191,12 @@ class Foedus {
   MetaArea* meta_ = nullptr;
   std::vector<std::unique_ptr<Storage>> storages_;
   std::vector<SnapshotTree> trees_;  // the current snapshot's page tables (gleaner's)
+  std::vector<Where> where_;         // by table id
+  std::vector<TableInfo> infos_;     // by table id
+  std::vector<std::unique_ptr<TreeStorage>> ordered_;  // the ordered trees' volatile side
+  std::vector<TreeSnapshot> tsnap_;  // and their snapshots (gleaner's)
+  std::vector<std::unique_ptr<LoadBuffer>> loads_;
+  std::atomic<uint64_t> unmatched_{0};  // snapshot-only leaf pointers no new snapshot leaf matched
   std::unique_ptr<SnapshotArea> area_;
   std::unique_ptr<VolatilePool> pool_;
   std::unique_ptr<SnapshotCache> cache_;
@@ -765,6 +1215,8 @@ class Foedus {
   std::mutex glean_mu_;
   mutable std::mutex stats_mu_;
   Totals lifetime_, measured_;
+  std::vector<std::pair<uint64_t, uint64_t>> tree_sizes_;
+  std::vector<std::string> torn_;  // torn logs found by gleanings (stats_mu_)  // per ordered tree: snapshot leaves, interior pages
   std::array<uint64_t, 5> counts0_{};
 };
 

@@ -20,10 +20,20 @@ using clk = std::chrono::steady_clock;
 double since(clk::time_point t) { return std::chrono::duration<double>(clk::now() - t).count(); }
 
 struct Entry {
-  uint32_t tree;  // index into trees
+  uint32_t tree;  // index: the array storages, then the ordered trees
   uint64_t key;
   uint64_t tid;
   const char* payload;
+  bool del;  // ordered trees: a delete
+};
+
+struct KeyOf {
+  uint32_t tree;
+  uint64_t key;
+  bool operator==(const KeyOf&) const = default;
+};
+struct KeyHash {
+  size_t operator()(const KeyOf& k) const { return std::hash<uint64_t>()(k.key * 0x9E3779B97F4A7C15ull ^ k.tree); }
 };
 
 }  // namespace
@@ -74,18 +84,37 @@ uint64_t write_interiors(std::vector<SnapshotTree>& trees, SnapshotArea& area,
   return written;
 }
 
-GleanResult glean(std::vector<SnapshotTree>& trees, SnapshotArea& area, const std::vector<LogRange>& logs,
-                  uint64_t epoch, uint64_t snapshot_id, int mappers, int reducers) {
+GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& ordered, SnapshotArea& area,
+                  const std::vector<LogRange>& logs, uint64_t epoch, uint64_t snapshot_id, int mappers, int reducers) {
   GleanResult res;
   res.stop.resize(logs.size());
+  res.torn.assign(logs.size(), 0);
   std::mutex mu;
   auto account = [&](const dev::Counters& c0) {
     dev::Counters d = dev::my_counters() - c0;
     std::lock_guard g(mu);
     res.device += d;
   };
-  std::vector<int> tree_of(kMaxStorages, -1);
-  for (size_t i = 0; i < trees.size(); i++) tree_of.at(trees[i].id) = int(i);
+  // Storage id -> index: arrays first [0, na), then ordered trees [na, na + nt).
+  const uint32_t na = uint32_t(trees.size());
+  std::vector<int> index_of(kMaxStorages, -1);
+  for (size_t i = 0; i < trees.size(); i++) index_of.at(trees[i].id) = int(i);
+  for (size_t i = 0; i < ordered.size(); i++) index_of.at(ordered[i].id) = int(na + i);
+  // A record's size for its storage (0: no storage of this image).
+  auto size_of = [&](uint32_t storage) -> uint32_t {
+    int t = storage < kMaxStorages ? index_of[storage] : -1;
+    if (t < 0) return 0;
+    return LogRecord::size_for(uint32_t(t) < na ? trees[size_t(t)].shape.g.len : ordered[size_t(t) - na].g.len);
+  };
+  // An ordered tree's record goes to the previous snapshot's leaf that holds its key.
+  auto tree_leaf = [&](uint32_t ti, uint64_t key) {
+    const auto& ls = ordered[ti - na].leaves;
+    auto it = std::upper_bound(ls.begin(), ls.end(), key, [](uint64_t k, const TreeLeaf& l) { return k < l.low; });
+    return uint64_t(it - ls.begin()) - 1;
+  };
+  auto leaf_of = [&](const Entry& e) {
+    return e.tree < na ? trees[e.tree].shape.leaf_of(e.key) : tree_leaf(e.tree, e.key);
+  };
 
   // Mappers: read, filter by epoch, compact per key, partition by (storage, leaf) among reducers.
   auto t0 = clk::now();
@@ -94,7 +123,7 @@ GleanResult glean(std::vector<SnapshotTree>& trees, SnapshotArea& area, const st
   std::vector<uint64_t> read_records(size_t(mappers), 0), log_bytes(size_t(mappers), 0);
   parallel(mappers, [&](int m) {
     dev::Counters c0 = dev::my_counters();
-    std::unordered_map<uint64_t, size_t> last;  // (tree, key) -> index in `mine`
+    std::unordered_map<KeyOf, size_t, KeyHash> last;  // (storage, key) -> index in `mine`
     std::vector<Entry> mine;
     for (size_t i = size_t(m); i < logs.size(); i += size_t(mappers)) {
       const LogRange& l = logs[i];
@@ -103,28 +132,37 @@ GleanResult glean(std::vector<SnapshotTree>& trees, SnapshotArea& area, const st
       std::vector<char>& b = bufs[i];
       b.resize(l.to - l.from);
       read_ring(l.base, l.cap, l.from, l.to, b.data());
-      uint64_t off = 0;
-      while (off + sizeof(LogRecord) <= b.size()) {
+      uint64_t off = 0, stop = ~0ull;  // stop: the first record above the epoch
+      while (off < b.size()) {
         const auto* r = reinterpret_cast<const LogRecord*>(b.data() + off);
-        if (r->bytes < sizeof(LogRecord) || off + r->bytes > b.size() || epoch_of(r->tid) > epoch) break;
-        int t = r->storage < kMaxStorages ? tree_of[r->storage] : -1;
-        if (t >= 0 && r->key < trees[size_t(t)].shape.capacity) {
+        uint32_t storage = off + sizeof(LogRecord) <= b.size() ? r->storage & ~LogRecord::kDelete : kMaxStorages;
+        if (storage == kMaxStorages || r->bytes != size_of(storage) || off + r->bytes > b.size() || !r->intact()) {
+          res.torn[i] = 1;  // within the durable range, yet no record of this image
+          break;
+        }
+        if (stop != ~0ull || epoch_of(r->tid) > epoch) {
+          if (stop == ~0ull) stop = off;
+          if (!l.verify) break;
+          off += r->bytes;  // a restart checks the rest of the durable range too
+          continue;
+        }
+        int t = storage < kMaxStorages ? index_of[storage] : -1;
+        if (t >= 0 && (uint32_t(t) >= na || r->key < trees[size_t(t)].shape.capacity)) {
           read_records[size_t(m)]++;
-          uint64_t k = uint64_t(t) << 48 | r->key;
-          auto [it, fresh] = last.try_emplace(k, mine.size());
-          Entry e{uint32_t(t), r->key, r->tid, r->payload()};
+          auto [it, fresh] = last.try_emplace(KeyOf{uint32_t(t), r->key}, mine.size());
+          Entry e{uint32_t(t), r->key, r->tid, r->payload(), (r->storage & LogRecord::kDelete) != 0};
           if (fresh) mine.push_back(e);
           else if (mine[it->second].tid < r->tid) mine[it->second] = e;  // 7.3: the last write wins
         }
         off += r->bytes;
       }
+      if (stop != ~0ull) off = stop;
       res.stop[i] = l.from + off;
       log_bytes[size_t(m)] += off;
     }
-    for (const Entry& e : mine) {
-      uint64_t leaf = trees[e.tree].shape.leaf_of(e.key);
-      buckets[size_t(m)][(leaf * 0x9E3779B97F4A7C15ull >> 17) % uint64_t(reducers)].push_back(e);
-    }
+    for (const Entry& e : mine)
+      buckets[size_t(m)][((leaf_of(e) ^ uint64_t(e.tree) << 40) * 0x9E3779B97F4A7C15ull >> 17) % uint64_t(reducers)]
+          .push_back(e);
     account(c0);
   });
   for (int m = 0; m < mappers; m++) res.records += read_records[size_t(m)], res.log_bytes += log_bytes[size_t(m)];
@@ -138,8 +176,14 @@ GleanResult glean(std::vector<SnapshotTree>& trees, SnapshotArea& area, const st
     uint64_t leaf;
     SnapshotPtr ptr;
   };
+  struct TreeChange {
+    uint32_t tree;  // index into `ordered`
+    uint64_t leaf;
+    std::vector<TreeLeaf> pieces;
+  };
   std::vector<std::vector<Change>> changes(static_cast<size_t>(reducers));
-  std::vector<uint64_t> applied(size_t(reducers), 0);
+  std::vector<std::vector<TreeChange>> tree_changes(static_cast<size_t>(reducers));
+  std::vector<uint64_t> applied(size_t(reducers), 0), tree_pages(size_t(reducers), 0);
   parallel(reducers, [&](int r) {
     dev::Counters c0 = dev::my_counters();
     std::vector<Entry> all;
@@ -152,9 +196,31 @@ GleanResult glean(std::vector<SnapshotTree>& trees, SnapshotArea& area, const st
     });
     std::vector<char> page(ps);
     Page* p = reinterpret_cast<Page*>(page.data());
+    std::vector<TreeUpdate> upd;
+    std::vector<TreeRecord> merged;
+    bool first = true;
     size_t i = 0;
     while (i < all.size()) {
       const uint32_t ti = all[i].tree;
+      if (ti >= na) {  // an ordered tree's leaf
+        TreeSnapshot& t = ordered[ti - na];
+        uint64_t leaf = tree_leaf(ti, all[i].key);
+        upd.clear();
+        for (; i < all.size() && all[i].tree == ti && all[i].key < t.leaves[leaf].high; i++) {
+          if (i + 1 < all.size() && all[i + 1].tree == ti && all[i + 1].key == all[i].key) continue;
+          upd.push_back({all[i].key, all[i].tid, all[i].payload, all[i].del});
+        }
+        const Page* old = area.page(snapshot_index(t.leaves[leaf].ptr));
+        dev::read(old, ps);  // merge onto the previous snapshot page
+        applied[size_t(r)] += merge_tree_leaf(t, old, upd, merged);
+        TreeChange c{ti - na, leaf, {}};
+        tree_pages[size_t(r)] += write_tree_leaves(t, area, t.leaves[leaf].low, t.leaves[leaf].high, merged, t.bounds,
+                                                   epoch, snapshot_id, c.pieces);
+        tree_changes[size_t(r)].push_back(std::move(c));
+        if (r == 0 && first) dev::crash_point("foedus.gleaner_mid_write");
+        first = false;
+        continue;
+      }
       SnapshotTree& t = trees[ti];
       const Geometry& g = t.shape.g;
       uint64_t leaf = t.shape.leaf_of(all[i].key);
@@ -173,7 +239,7 @@ GleanResult glean(std::vector<SnapshotTree>& trees, SnapshotArea& area, const st
       for (; i < all.size() && all[i].tree == ti && t.shape.leaf_of(all[i].key) == leaf; i++) {
         if (i + 1 < all.size() && all[i + 1].tree == all[i].tree && all[i + 1].key == all[i].key) continue;
         uint64_t s = t.shape.slot_in_leaf(all[i].key);
-        uint64_t tid = all[i].tid & ~(1ull << 63);
+        uint64_t tid = all[i].tid & kTidBits;
         // The page may already hold this write or a later one (a restart gleaning logs again):
         // applying is idempotent.
         if (old && p->tid(s, g.slot)->load(std::memory_order_relaxed) >= tid) continue;
@@ -184,7 +250,8 @@ GleanResult glean(std::vector<SnapshotTree>& trees, SnapshotArea& area, const st
       uint64_t idx = area.take();
       dev::nt_copy(area.page(idx), page.data(), ps);
       changes[size_t(r)].push_back({ti, leaf, make_snapshot_ptr(snapshot_id, idx)});
-      if (r == 0 && changes[0].size() == 1) dev::crash_point("foedus.gleaner_mid_write");
+      if (r == 0 && first) dev::crash_point("foedus.gleaner_mid_write");
+      first = false;
     }
     // Injected bug: the snapshot metadata may then name pages that never reached NVM.
     if (!dev::fault_is(dev::Fault::EarlyRecord)) dev::fence();
@@ -192,7 +259,7 @@ GleanResult glean(std::vector<SnapshotTree>& trees, SnapshotArea& area, const st
   });
   for (int r = 0; r < reducers; r++) {
     res.applied += applied[size_t(r)];
-    res.pages_written += changes[size_t(r)].size();
+    res.pages_written += changes[size_t(r)].size() + tree_pages[size_t(r)];
   }
   res.reduce_s = since(t1);
 
@@ -207,7 +274,32 @@ GleanResult glean(std::vector<SnapshotTree>& trees, SnapshotArea& area, const st
       t.ptrs[0][c.leaf] = c.ptr;
       changed[c.tree].push_back(c.leaf);
     }
-  res.pages_written += write_interiors(trees, area, changed, epoch, snapshot_id);
+  res.pages_written += write_interiors(trees, area, changed, epoch, snapshot_id);  // fences
+  // Ordered trees: each changed leaf gives way to its pieces, then the interior pages anew.
+  std::vector<std::vector<TreeChange*>> by_tree(ordered.size());
+  for (auto& cs : tree_changes)
+    for (TreeChange& c : cs) by_tree[c.tree].push_back(&c);
+  bool any = false;
+  for (size_t ti = 0; ti < ordered.size(); ti++) {
+    if (by_tree[ti].empty()) continue;
+    TreeSnapshot& t = ordered[ti];
+    std::sort(by_tree[ti].begin(), by_tree[ti].end(), [](const TreeChange* x, const TreeChange* y) { return x->leaf < y->leaf; });
+    std::vector<TreeLeaf> leaves;
+    size_t next = 0;
+    for (uint64_t l = 0; l < t.leaves.size(); l++) {
+      if (next < by_tree[ti].size() && by_tree[ti][next]->leaf == l) {
+        area.retire(snapshot_index(t.leaves[l].ptr));
+        for (const TreeLeaf& x : by_tree[ti][next]->pieces) leaves.push_back(x);
+        next++;
+      } else {
+        leaves.push_back(t.leaves[l]);
+      }
+    }
+    t.leaves = std::move(leaves);
+    res.pages_written += write_tree_interiors(t, area, epoch, snapshot_id);
+    any = true;
+  }
+  if (any) dev::fence();
   account(c0);
   res.bytes_written = res.pages_written * ps;
   res.interior_s = since(t2);

@@ -4,6 +4,8 @@
 // records by storage and page among the reducers (--gleaner-reducers); each reducer sorts its
 // records, compacts again, and merge-applies them onto the previous snapshot's leaf pages,
 // writing the new pages to NVM; the interior pages above changed leaves are then written anew.
+// Ordered trees (tree_snapshot.h) likewise, their records partitioned by the previous
+// snapshot's leaf, the merged leaves cut where the volatile tree's leaves are cut.
 // All writes go to pages the snapshot area hands out in ascending order (long sequential runs).
 // The caller persists the snapshot metadata and installs the pointers (7.4-7.5). Its device
 // traffic and time are its own (GleanResult), apart from the workers'.
@@ -14,6 +16,7 @@
 #include "storage/device/device.h"
 #include "storage/engines/foedus/array_storage.h"
 #include "storage/engines/foedus/snapshot_area.h"
+#include "storage/engines/foedus/tree_snapshot.h"
 
 namespace nvt::foedus {
 
@@ -25,15 +28,21 @@ struct SnapshotTree {
   std::vector<std::vector<SnapshotPtr>> ptrs;
 };
 
-// One log file's part to glean: its ring and the LSN range.
+// One log file's part to glean: its ring and the LSN range. `verify`: read the whole range, the
+// records above the epoch too, to check that every one is intact (a restart: the durable-epoch
+// marker claims every byte below its LSN reached NVM).
 struct LogRange {
   const char* base;
   uint64_t cap;
   uint64_t from, to;
+  bool verify = false;
 };
 
 struct GleanResult {
   std::vector<uint64_t> stop;  // per log: the LSN of the first record left for the next time
+  // Per log: it stopped before its range's end at bytes that are no log record (not at a record
+  // of a later epoch): the range claimed records that never reached NVM (a torn log).
+  std::vector<uint8_t> torn;
   uint64_t records = 0;        // log records read (epoch at or below the snapshot's)
   uint64_t applied = 0;        // left after compaction
   uint64_t log_bytes = 0;
@@ -50,7 +59,10 @@ void read_ring(const char* base, uint64_t cap, uint64_t from, uint64_t to, char*
 uint64_t write_interiors(std::vector<SnapshotTree>& trees, SnapshotArea& area,
                          std::vector<std::vector<uint64_t>>& changed, uint64_t epoch, uint64_t snapshot_id);
 
-GleanResult glean(std::vector<SnapshotTree>& trees, SnapshotArea& area, const std::vector<LogRange>& logs,
-                  uint64_t epoch, uint64_t snapshot_id, int mappers, int reducers);
+// `trees`: the array storages; `ordered`: the ordered trees (their `bounds` set by the caller),
+// whose log records are partitioned by the previous snapshot's leaf and merged onto it, the new
+// leaves cut at the bounds, then their interior pages written anew.
+GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& ordered, SnapshotArea& area,
+                  const std::vector<LogRange>& logs, uint64_t epoch, uint64_t snapshot_id, int mappers, int reducers);
 
 }  // namespace nvt::foedus

@@ -1,0 +1,57 @@
+// The snapshot side of FOEDUS's ordered tree (tree_storage.h; foedus-sigmod15 section 7): the
+// gleaner's page table of one tree's snapshot (its leaves in key order, its interior pages),
+// writing new snapshot leaves from merged records, cut where the volatile tree's leaves are cut
+// (so the volatile leaves they reproduce can be dropped), writing the interior pages above them,
+// and reading a snapshot tree back at restart. Snapshot pages are written with non-temporal
+// copies to pages the snapshot area hands out in ascending order; the caller fences.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "storage/engines/foedus/snapshot_area.h"
+#include "storage/engines/foedus/tree_page.h"
+
+namespace nvt::foedus {
+
+struct TreeSnapshot {
+  uint32_t id;                       // storage (table) id
+  TreeGeometry g;
+  std::vector<TreeLeaf> leaves;      // ascending, contiguous, covering [0, kInfKey)
+  std::vector<SnapshotPtr> interior; // the snapshot's interior pages (rewritten whole on a change)
+  SnapshotPtr root = 0;
+  std::vector<uint64_t> bounds;      // the volatile leaves' low keys, taken before a gleaning
+};
+
+// One record to write into a snapshot leaf (TID without flags).
+struct TreeRecord {
+  uint64_t key, tid;
+  const char* payload;
+};
+
+// Write `recs` (ascending, in [low, high)) as snapshot leaves covering [low, high), cut at every
+// key of `bounds` inside the range, and a piece that overflows a page into pages of g.fill()
+// records; append them to `out`. Returns the pages written.
+uint64_t write_tree_leaves(const TreeSnapshot& t, SnapshotArea& area, uint64_t low, uint64_t high,
+                           const std::vector<TreeRecord>& recs, const std::vector<uint64_t>& bounds, uint64_t epoch,
+                           uint64_t snapshot_id, std::vector<TreeLeaf>& out);
+
+// The interior pages over t.leaves, written anew bottom up (the previous ones retired); sets
+// t.root and t.interior. Returns the pages written.
+uint64_t write_tree_interiors(TreeSnapshot& t, SnapshotArea& area, uint64_t epoch, uint64_t snapshot_id);
+
+// Restart: t.leaves, t.interior and t.root from the snapshot tree under `root` (its interior
+// pages read, charged).
+void read_tree_snapshot(TreeSnapshot& t, const SnapshotArea& area, SnapshotPtr root);
+
+// Merge the durable log's last writes `upd` (ascending keys, one per key; del: a delete) onto
+// the records of snapshot leaf `old` (may be null): a write replaces an older TID only (a restart
+// may glean a write twice). Returns the writes that changed something.
+struct TreeUpdate {
+  uint64_t key, tid;
+  const char* payload;
+  bool del;
+};
+uint64_t merge_tree_leaf(const TreeSnapshot& t, const Page* old, const std::vector<TreeUpdate>& upd,
+                         std::vector<TreeRecord>& out);
+
+}  // namespace nvt::foedus

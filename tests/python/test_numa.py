@@ -81,10 +81,12 @@ def test_the_numa_specs_are_no_longer_pending(rundb):
 def test_one_nvm_file_per_node_survives_a_power_failure(rundb, tmp_path):
     """--nvm-path as a {node} pattern: one image file per node; a simulated power failure
     writes each node's persistent bytes into its own file, and a fresh process recovers every
-    acknowledged commit from them."""
+    acknowledged commit from them. The crash is at a commit's log fence, so always after the load
+    and its checkpoint (a crash timed in ms could come before them on a slow host)."""
     nodes = ["--numa-nodes", "2", "--numa-policy", "naive", "--nvm-path", str(tmp_path / "pmem{node}.img")]
     crash = subprocess.run([str(rundb), "--rows", "20000", "--threads", "2", "--warmup", "0", "--duration", "5",
-                            *nodes, "--power-fail", "--crash-at", "time:400", "--ack-file", str(tmp_path / "ack")],
+                            *nodes, "--power-fail", "--crash-at", "point:mmdb.after_log_fence:300",
+                            "--ack-file", str(tmp_path / "ack")],
                            capture_output=True, text=True, timeout=120)
     assert crash.returncode == 86, crash.stderr
     assert sorted(p.name for p in tmp_path.glob("pmem*.img")) == ["pmem0.img", "pmem1.img"]

@@ -75,7 +75,7 @@ nlohmann::json run_deterministic(const RunContext& ctx) {
                                 "deterministic engine does not (transaction j runs on core (j - 1) mod threads)");
   dev::NvmImage nvm(device_options(o, std::string("engine=") + Engine::name + " threads=" + std::to_string(o.threads) + " " +
                                           bench.layout(), Engine::nvm_bytes(tables, eo), numa));
-  apply_numa(numa, dev::g_model.base, nvm.size(), nvm.paths().size() > 1 && nvm.is_pmem());
+  apply_numa(numa, nvm);
   dev::DramBudget dram(dram_budget);
   EngineEnv env{nvm, dram, eo};
   Engine eng(env, tables);

@@ -188,7 +188,7 @@ nlohmann::json run_pair(const RunContext& ctx) {
   const NumaPlan numa = plan_numa(o, host_numa_nodes());
   dev::NvmImage nvm(device_options(o, std::string("engine=") + Engine::name + " " + bench.layout(),
                                    Engine::nvm_bytes(tables, eo), numa));
-  apply_numa(numa, dev::g_model.base, nvm.size(), nvm.paths().size() > 1 && nvm.is_pmem());  // before the engine: its pools ask for nodes
+  apply_numa(numa, nvm);  // before the engine: its pools ask for nodes
   dev::DramBudget dram(dram_budget);
   EngineEnv env{nvm, dram, eo};
   Engine eng(env, tables);

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "storage/device/device.h"
+#include "storage/device/nvm_image.h"
 
 namespace nvt {
 
@@ -130,11 +131,11 @@ std::vector<std::string> node_image_paths(const std::string& arg, const NumaPlan
   return r;
 }
 
-void apply_numa(const NumaPlan& p, char* base, uint64_t size, bool files_on_pmem) {
+void apply_numa(const NumaPlan& p, const dev::NvmImage& nvm) {
   dev::set_numa_layout(p.placement, p.nodes, p.thread_node);
   if (p.nodes > 1 && !p.virtual_nodes()) {
     dev::set_real_nodes(p.real);
-    dev::place_image(base, size, files_on_pmem);
+    dev::place_image(dev::g_model.base, nvm.size(), nvm.paths().size() > 1 && nvm.is_pmem());
   }
 }
 

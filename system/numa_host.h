@@ -10,6 +10,10 @@
 #include "storage/device/numa.h"
 #include "system/options.h"
 
+namespace nvt::dev {
+class NvmImage;
+}
+
 namespace nvt {
 
 struct NumaPlan {
@@ -36,8 +40,8 @@ NumaPlan plan_numa(const Options& o, const std::vector<int>& host_nodes);
 std::vector<std::string> node_image_paths(const std::string& nvm_path, const NumaPlan& p);
 
 // Installs the plan in the device model (placement, thread nodes, real nodes) and places the
-// image's pages on the real nodes; not per-node files on persistent memory (`files_on_pmem`),
-// whose pages lie on their file's device.
-void apply_numa(const NumaPlan& p, char* image_base, uint64_t image_size, bool files_on_pmem = false);
+// image's pages on the real nodes; not those of per-node files on persistent memory, whose
+// pages lie on their file's device.
+void apply_numa(const NumaPlan& p, const dev::NvmImage& nvm);
 
 }  // namespace nvt

@@ -128,7 +128,10 @@ TEST(FoedusOcc, PointerSetAbortsAReaderWhenAVolatilePageAppears) {
 
 // Bank transfers on three threads and audits on a fourth, while the log writer and the gleaner
 // run (5 ms epochs, a gleaning every 20 ms that installs snapshot pointers and drops pages under
-// the workers): the total never changes, every committed audit sees it.
+// the workers): the total never changes, every committed audit sees it. A 300-row audit under
+// OCC can starve behind three writers on a slow host (TSan on 2 busy cores: none committed), so
+// once the gleaner has done its part the writers pause 2 ms between transfers until audits have
+// committed; they keep writing, so audits still race them.
 TEST(FoedusOcc, ConcurrentTransfersAndAuditsWhileTheGleanerRuns) {
   TempPath p("foedus-bank");
   constexpr uint64_t kRows = 300;
@@ -136,7 +139,7 @@ TEST(FoedusOcc, ConcurrentTransfersAndAuditsWhileTheGleanerRuns) {
   db.load(100);
   db.eng->start();
   std::atomic<int> bad{0}, audits{0};
-  std::atomic<bool> done{false};
+  std::atomic<bool> done{false}, slow_writers{false};
   std::vector<std::thread> ts;
   for (int t = 0; t < 3; t++)
     ts.emplace_back([&, t] {
@@ -150,6 +153,7 @@ TEST(FoedusOcc, ConcurrentTransfersAndAuditsWhileTheGleanerRuns) {
         uint64_t base = ms / 40 % 10 * 30;
         uint64_t a = base + r() % 30, b = base + (a - base + 1 + r() % 29) % 30;
         while (!test::transfer(m, a, b, int64_t(r() % 7))) std::this_thread::yield();
+        if (slow_writers.load() && !done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
       }
     });
   ts.emplace_back([&] {
@@ -167,8 +171,11 @@ TEST(FoedusOcc, ConcurrentTransfersAndAuditsWhileTheGleanerRuns) {
     auto g = db.eng->stats()["gleaner"];
     return g["runs"].get<uint64_t>() >= 5 && g["volatile_pages_dropped"].get<uint64_t>() >= 5;
   };
-  for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-       !enough() && std::chrono::steady_clock::now() < until;)
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!enough() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  slow_writers = true;
+  while (audits.load() < 3 && std::chrono::steady_clock::now() < until + std::chrono::seconds(20))
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   done = true;
   for (auto& t : ts) t.join();

@@ -156,8 +156,12 @@ struct PaymentIn {
 struct OrderStatusIn {
   uint32_t w = 1, d = 1, c = 1, last = 0;
   bool by_name = false;
+  uint32_t o_id = 0;  // a deterministic engine: the customer's last order, found before the run (0: none)
 };
-struct DeliveryIn { uint32_t w = 1, carrier = 1; };
+struct DeliveryIn {
+  uint32_t w = 1, carrier = 1;
+  uint32_t o_id[10] = {};  // a deterministic engine: each district's oldest NEW-ORDER, found before the run (0: none)
+};
 struct StockLevelIn { uint32_t w = 1, d = 1, threshold = 10; };
 
 // What each transaction returns to its terminal (the output screens of clause 2.4.3-2.8.3, the
@@ -333,16 +337,13 @@ class Tpcc::Worker {
   template <class Mgr>
   void acknowledged(Mgr&) {}
 
-  // NewOrder or Payment alone (a deterministic engine's TPC-C, benchmarks/tpcc_det.h): the
-  // others scan, which its transactions cannot (their write sets are declared beforehand).
-  template <class Mgr>
-  bool execute_write(Mgr& m) {
-    if (kind_ == kNewOrder) return new_order(m, in_.new_order, out_.new_order);
-    if (kind_ == kPayment) return payment(m, in_.payment, out_.payment);
-    throw std::logic_error("execute_write: only NewOrder and Payment");
-  }
-
  private:
+  // A deterministic transaction (Mgr::kNoScans, system/epoch_driver.h) declares its keys before
+  // it runs, so it cannot scan: what the scans would find comes in its inputs, found by the
+  // epoch's serial pass (benchmarks/tpcc_det.h), or through point reads.
+  template <class Mgr>
+  static constexpr bool kNoScans = requires { Mgr::kNoScans; };
+
   void start(Kind k) {
     kind_ = k;
     rolled_back_ = false;
@@ -352,6 +353,14 @@ class Tpcc::Worker {
   bool new_order(Mgr& m, const tpcc::NewOrderIn& in, tpcc::NewOrderOut& out) {
     using namespace tpcc;
     const uint32_t w = in.w, d = in.d, c = in.c, n = in.ol_cnt;
+    if constexpr (kNoScans<Mgr>) {  // the rollback is known from the inputs: nothing declared, nothing read
+      for (uint32_t i = 0; i < n; i++)
+        if (in.items[i] > b_.S_.items) {
+          m.user_abort();
+          rolled_back_ = true;
+          return false;
+        }
+    }
     const char* wi = m.read(kWarehouse, K::warehouse(w));
     if (!wi) return false;
     double w_tax = as<Warehouse>(wi)->w_tax;
@@ -448,7 +457,7 @@ class Tpcc::Worker {
     if (!di) return false;
     as<District>(di)->d_ytd += in.amount;
     uint32_t c = in.c;
-    if constexpr (requires { Mgr::kNoScans; }) {  // a deterministic transaction: resolved in its inputs
+    if constexpr (kNoScans<Mgr>) {  // a deterministic transaction: resolved in its inputs
       if (in.by_name) throw std::logic_error("payment by name on a transaction that cannot scan");
     } else {
       if (in.by_name && !customer_by_name(m, in.c_w, in.c_d, in.last, c)) return false;
@@ -483,18 +492,26 @@ class Tpcc::Worker {
     using namespace tpcc;
     const uint32_t w = in.w, d = in.d;
     uint32_t c = in.c;
-    if (in.by_name && !customer_by_name(m, w, d, in.last, c)) return false;
+    uint32_t o = 0;
+    if constexpr (kNoScans<Mgr>) {
+      if (in.by_name) throw std::logic_error("order status by name on a transaction that cannot scan");
+      o = in.o_id;
+    } else {
+      if (in.by_name && !customer_by_name(m, w, d, in.last, c)) return false;
+    }
     const char* ci = m.read(kCustomer, K::customer(w, d, c));
     if (!ci) return false;
     out = {};
     out.c = c;
     out.c_balance = as<Customer>(ci)->c_balance;
-    uint64_t last = 0;
-    bool ok = m.scan(kOrderByCustomer, K::order_by_customer(w, d, c, 0), K::order_by_customer(w, d, c, (1u << 24) - 1), 1,
-                     [&](uint64_t k, const char*) { last = k; return true; }, /*reverse=*/true);
-    if (!ok) return false;
-    if (!last) return true;
-    uint32_t o = uint32_t(last & ((1u << 24) - 1));
+    if constexpr (!kNoScans<Mgr>) {
+      uint64_t last = 0;
+      bool ok = m.scan(kOrderByCustomer, K::order_by_customer(w, d, c, 0), K::order_by_customer(w, d, c, (1u << 24) - 1), 1,
+                       [&](uint64_t k, const char*) { last = k; return true; }, /*reverse=*/true);
+      if (!ok) return false;
+      o = uint32_t(last & ((1u << 24) - 1));
+    }
+    if (!o) return true;
     const char* oi = m.read(kOrder, K::order(w, d, o));
     if (!oi) return false;
     out.o_id = o;
@@ -516,9 +533,13 @@ class Tpcc::Worker {
     out = {};
     for (uint32_t d = 1; d <= 10; d++) {
       uint64_t key = 0;
-      bool ok = m.scan(tpcc::kNewOrder, K::new_order(w, d, 0), K::new_order(w, d, (1u << 24) - 1), 1,
-                       [&](uint64_t k, const char*) { key = k; return true; });
-      if (!ok) return false;
+      if constexpr (kNoScans<Mgr>) {
+        if (in.o_id[d - 1]) key = K::new_order(w, d, in.o_id[d - 1]);
+      } else {
+        bool ok = m.scan(tpcc::kNewOrder, K::new_order(w, d, 0), K::new_order(w, d, (1u << 24) - 1), 1,
+                         [&](uint64_t k, const char*) { key = k; return true; });
+        if (!ok) return false;
+      }
       if (!key) continue;  // no undelivered order in this district: skipped (clause 2.7.4.2)
       if (!m.remove(tpcc::kNewOrder, key)) return false;
       uint32_t o = uint32_t(key & ((1u << 24) - 1));
@@ -551,12 +572,24 @@ class Tpcc::Worker {
     uint32_t next = as<District>(di)->d_next_o_id;
     uint32_t lo = next > 20 ? next - 20 : 1;
     seen_.clear();
-    bool ok = m.scan(kOrderLine, K::order_line(w, d, lo, 0), K::order_line(w, d, next - 1, 15), 20 * 15,
-                     [&](uint64_t, const char* li) {
-                       seen_.push_back(as<OrderLine>(li)->ol_i_id);
-                       return true;
-                     });
-    if (!ok) return false;
+    if constexpr (kNoScans<Mgr>) {  // the last 20 orders by point reads: their ids have no gaps
+      for (uint32_t o = lo; o < next; o++) {
+        const char* oi = m.read(kOrder, K::order(w, d, o));
+        if (!oi) return false;
+        for (uint32_t n = 1, cnt = as<Order>(oi)->o_ol_cnt; n <= cnt && n <= 15; n++) {
+          const char* li = m.read(kOrderLine, K::order_line(w, d, o, n));
+          if (!li) return false;
+          seen_.push_back(as<OrderLine>(li)->ol_i_id);
+        }
+      }
+    } else {
+      bool ok = m.scan(kOrderLine, K::order_line(w, d, lo, 0), K::order_line(w, d, next - 1, 15), 20 * 15,
+                       [&](uint64_t, const char* li) {
+                         seen_.push_back(as<OrderLine>(li)->ol_i_id);
+                         return true;
+                       });
+      if (!ok) return false;
+    }
     std::sort(seen_.begin(), seen_.end());
     seen_.erase(std::unique(seen_.begin(), seen_.end()), seen_.end());
     uint32_t low = 0;

@@ -61,7 +61,10 @@ class DetTxn {
     bufs_.assign(n, nullptr);
   }
   const char* read(uint32_t table, uint64_t key) {
-    if (size_t i = slot(table, key); i < n_ && bufs_[i]) return bufs_[i];
+    if (size_t i = slot(table, key); i < n_ && bufs_[i]) {
+      if (bufs_[i] == nvc::kDeleted) throw std::logic_error("read of a key this transaction deleted");
+      return bufs_[i];
+    }
     const char* v = e_.read(th_, sid_, table, key);
     if (!v) throw std::runtime_error("read of a missing key " + std::to_string(key) + " of table " + e_.table_info(table).name);
     return v;
@@ -69,6 +72,7 @@ class DetTxn {
   char* write(uint32_t table, uint64_t key) {
     size_t i = slot(table, key);
     if (i == n_) throw std::logic_error("write of key " + std::to_string(key) + " outside the declared write set");
+    if (bufs_[i] == nvc::kDeleted) throw std::logic_error("write of a key this transaction deleted");
     if (!bufs_[i]) {
       Row& r = *decl_[i];
       (void)e_.entry_of(r, sid_);
@@ -86,6 +90,16 @@ class DetTxn {
     if (i == n_ || !e_.inserted_now(*decl_[i]))
       throw std::logic_error("insert of key " + std::to_string(key) + " outside the declared insert set");
     return write(table, key);
+  }
+  // A declared write that deletes the row (TPC-C's Delivery): transactions after this one in
+  // serial order find no row. False when there is none to delete.
+  bool remove(uint32_t table, uint64_t key) {
+    size_t i = slot(table, key);
+    if (i == n_) throw std::logic_error("delete of key " + std::to_string(key) + " outside the declared write set");
+    (void)e_.entry_of(*decl_[i], sid_);
+    if (bufs_[i] != nvc::kDeleted && !bufs_[i] && !e_.read_row(th_, sid_, *decl_[i])) return false;
+    bufs_[i] = const_cast<char*>(nvc::kDeleted);
+    return true;
   }
   void sink(uint64_t s) { sink_ += s; }
   void user_abort() {}  // the benchmark then returns false

@@ -20,10 +20,12 @@ inline constexpr uint64_t epoch_of(Sid s) { return s >> 32; }
 // The loaded rows' version: epoch 0, before every transaction.
 inline constexpr Sid kLoadSid = sid_of(0, 0) | 1;
 
-// Sentinel values of a version in a version array: PENDING (declared, not yet written) and
-// IGNORE (its writer aborted before writing). Real values are 64 B aligned pointers.
+// Sentinel values of a version in a version array: PENDING (declared, not yet written),
+// IGNORE (its writer aborted before writing) and DELETED (its writer deleted the row: readers
+// after it find none). Real values are 64 B aligned pointers.
 inline const char* const kPending = reinterpret_cast<const char*>(uintptr_t(1));
 inline const char* const kIgnore = reinterpret_cast<const char*>(uintptr_t(2));
+inline const char* const kDeleted = reinterpret_cast<const char*>(uintptr_t(3));
 
 // The design variants of papers/nvcaracal-eurosys23.txt Figures 7 and 10 (--caracal-design).
 enum class Design { NvCaracal, AllNvmm, Hybrid, NoLogging, AllDram };

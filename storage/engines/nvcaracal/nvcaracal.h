@@ -69,6 +69,7 @@ class NvCaracal {
     std::vector<Row*> gc_now, gc_next;  // rows for major GC in this / the next epoch
     std::vector<std::vector<Row*>> evict_lists;  // by epoch % (K + 2)
     std::vector<char*> retired;         // cached versions replaced this epoch, freed at the next
+    std::vector<Row*> unindex;          // rows inserted and deleted in one epoch: out of the index at the next
     char* heap = nullptr;               // all-nvmm, hybrid: this epoch's versions in NVM
     uint64_t heap_size = 0, heap_used = 0;
     // Counters (lifetime; the driver takes differences over the measured epochs).
@@ -285,6 +286,8 @@ class NvCaracal {
     th.created.clear();
     for (char* p : th.retired) cache_->free(th.core, p);
     th.retired.clear();
+    for (Row* r : th.unindex) index_[r->table]->remove(r->key);
+    th.unindex.clear();
     major_gc(th);
     evict_cache(th);
     // From here (the insert step on) the pools may hand out the blocks freed up to now: those
@@ -358,6 +361,7 @@ class NvCaracal {
     th.accesses++;
     if (r.va_epoch == epoch_ && r.va) {
       const char* v = r.va->read_below(sid, &th.waits);
+      if (v == kDeleted) return nullptr;  // deleted by an earlier transaction of the epoch
       if (design_ == Design::AllNvmm && v) dev::read(v, r.len);  // every version lives in NVM
       return v;
     }
@@ -382,6 +386,10 @@ class NvCaracal {
   // write of the epoch also goes to the cache pool and the persistent row.
   void publish(Thread& th, Row& r, uint32_t i, const char* value) {
     th.versions_written++;
+    if (value == kDeleted) {  // a delete has no value: only its final write reaches NVM
+      r.va->v[i].store(kDeleted);
+      return;
+    }
     if (design_ == Design::AllNvmm) {
       dev::write(value, r.len);  // written in place in NVM, not flushed (replay recreates it)
     } else if (design_ == Design::Hybrid && !r.va->is_final(i)) {
@@ -483,7 +491,9 @@ class NvCaracal {
           if (fix) revert[size_t(t)].push_back({prow, hd});
           Row* r = add_row(hd.table, hd.key, prow, hd.len);
           bool two = hd.sid[1] && epoch_of(hd.sid[1]) <= out.committed;
-          if (two && (!minor_gc_ || !is_inline(hd.ref[0]))) th_[size_t(t)].gc_now.push_back(r);
+          // A committed tombstone: the row reads as absent until the first major GC frees it.
+          if (two && (is_tombstone(hd.ref[1]) || !minor_gc_ || !is_inline(hd.ref[0])))
+            th_[size_t(t)].gc_now.push_back(r);
           nrows++;
         }
       }
@@ -512,7 +522,7 @@ class NvCaracal {
     RowHeader h;
     memcpy(&h, r->prow, sizeof h);
     int i = version_at_most(h, ~0ull >> 32);
-    if (i < 0) return false;
+    if (i < 0 || is_tombstone(h.ref[i])) return false;
     dev::read(r->prow, sizeof h);
     const char* v = value_addr(r->prow, h.ref[i]);
     dev::read(v, h.len);
@@ -669,6 +679,7 @@ class NvCaracal {
       return c;
     }
     const char* v = committed_value(th, r);
+    if (!v) return nullptr;  // deleted (recovery's rows before the first major GC)
     char* copy = th.transient->alloc(r.len);
     memcpy(copy, v, r.len);
     return copy;
@@ -679,6 +690,7 @@ class NvCaracal {
     memcpy(&h, r.prow, sizeof h);
     int i = version_at_most(h, epoch_ - 1);
     if (i < 0) throw std::logic_error("row without a committed version");
+    if (is_tombstone(h.ref[i])) return nullptr;
     const char* v = value_addr(r.prow, h.ref[i]);
     dev::read(v, r.len);
     th.nvm_reads++;
@@ -693,7 +705,7 @@ class NvCaracal {
       return c;
     }
     const char* v = committed_value(th, r);
-    if (!cached_versions_) return v;
+    if (!v || !cached_versions_) return v;
     char* c = cache_->alloc(th.core);
     if (!c) {
       th.cache_full++;
@@ -716,8 +728,18 @@ class NvCaracal {
   // The row's final write of the epoch: a cached version first (readers in later epochs find
   // it in DRAM), then the persistent row: the value into the slot the stale version held (or a
   // free one), then the header in one flushed line. Fenced at the epoch commit.
+  // A delete's final write is a tombstone version (no value), the cached version dropped; the
+  // next epoch's major GC frees the row. A row inserted and deleted in one epoch never reaches
+  // NVM: its block goes back at once, its key out of the index at the next epoch (readers of
+  // this epoch still reach its version array).
   void write_final(Thread& th, Row& r, Sid sid, const char* value) {
     th.final_writes++;
+    const bool deleted = value == kDeleted;
+    if (r.born == epoch_ && deleted) {
+      drop_inserted(th, r, false);
+      th.unindex.push_back(&r);
+      return;
+    }
     if (r.born == epoch_) {  // a row inserted this epoch: its first version, the whole header
       RowHeader nh{};
       nh.sid[0] = sid;
@@ -731,7 +753,9 @@ class NvCaracal {
       dev::flush(r.prow, sizeof nh);
       return;
     }
-    if (cached_versions_) {
+    if (deleted) {
+      if (char* old = r.cached.exchange(nullptr, std::memory_order_acq_rel)) th.retired.push_back(old);
+    } else if (cached_versions_) {
       char* c = cache_->alloc(th.core);
       if (c) {
         memcpy(c, value, r.len);
@@ -750,40 +774,44 @@ class NvCaracal {
     RowHeader nh = h;
     if (!h.sid[1]) {
       nh.sid[1] = sid;
-      nh.ref[1] = place_value(th, r.len, h.ref[0], false);
+      nh.ref[1] = deleted ? kTombstone : place_value(th, r.len, h.ref[0], false);
     } else if (minor_gc_ && is_inline(h.ref[0])) {  // minor GC: the stale version's slot is reused
       nh.sid[0] = h.sid[1];
       nh.ref[0] = h.ref[1];
       nh.sid[1] = sid;
-      nh.ref[1] = h.ref[0];
+      nh.ref[1] = deleted ? kTombstone : h.ref[0];
       th.minor_gc++;
     } else {
       throw std::logic_error("persistent row with two versions left by major GC");
     }
-    write_value(r.prow, nh.ref[1], value, r.len);
+    if (!deleted) write_value(r.prow, nh.ref[1], value, r.len);
     store_header(reinterpret_cast<RowHeader*>(r.prow), nh);
     dev::flush(r.prow, sizeof nh);
-    if (!minor_gc_ || !is_inline(nh.ref[0])) th.gc_next.push_back(&r);
+    if (deleted || !minor_gc_ || !is_inline(nh.ref[0])) th.gc_next.push_back(&r);
   }
 
-  // An inserted row left without a version (its inserter aborted): its header marked dead,
-  // its block back to the free list (reused after the epoch commits), its key out of the index.
-  void drop_inserted(Thread& th, Row& r) {
+  // An inserted row left without a version (its inserter aborted, or a later transaction of
+  // the epoch deleted it): its header marked dead, its block back to the free list (reused
+  // after the epoch commits), its key out of the index (now, or by the caller later).
+  void drop_inserted(Thread& th, Row& r, bool unindex = true) {
     RowHeader nh{};
     memcpy(r.prow, &nh, sizeof nh);
     dev::flush(r.prow, sizeof nh);
     row_pool_[size_t(th.core)].free(row_ref(r.prow));
-    index_[r.table]->remove(r.key);
+    if (unindex) index_[r.table]->remove(r.key);
   }
 
-  // Major GC (section 4.4): rows given a second version last epoch lose the stale one. The
-  // freed blocks are made durable on the free list before any header changes (a crash after
-  // that sees the block free and still named by a stale version: recovery does not free it
-  // twice); the headers are fenced before execution.
+  // Major GC (section 4.4): rows given a second version last epoch lose the stale one; a row
+  // whose second version is a tombstone (deleted last epoch) goes whole: its row block too.
+  // The freed blocks are made durable on the free lists before any header changes (a crash
+  // after that sees the block free and still named by a stale version: recovery does not free
+  // it twice, and skips a freed row); the headers are fenced before execution.
   void major_gc(Thread& th) {
     if (th.gc_now.empty()) return;
     BlockPool& vp = val_pool_[size_t(th.core)];
+    BlockPool& rp = row_pool_[size_t(th.core)];
     std::vector<std::pair<Row*, RowHeader>> todo;
+    std::vector<Row*> retire;
     todo.reserve(th.gc_now.size());
     for (Row* r : th.gc_now) {
       RowHeader h;
@@ -791,10 +819,23 @@ class NvCaracal {
       memcpy(&h, r->prow, sizeof h);
       if (!h.sid[1]) continue;
       if (!is_inline(h.ref[0]) && !recovered_free_.count(h.ref[0] - 1)) vp.free(h.ref[0] - 1);
-      todo.push_back({r, h});
+      if (is_tombstone(h.ref[1])) {
+        rp.free(row_ref(r->prow));
+        retire.push_back(r);
+      } else {
+        todo.push_back({r, h});
+      }
     }
     if (vp.capacity()) vp.persist_gc(epoch_);
+    if (!retire.empty()) rp.persist_gc(epoch_);
     dev::fence();
+    for (Row* r : retire) {
+      RowHeader dead{};
+      memcpy(r->prow, &dead, sizeof dead);
+      dev::flush(r->prow, sizeof dead);
+      index_[r->table]->remove(r->key);
+      th.major_gc++;
+    }
     for (auto& [r, h] : todo) {
       RowHeader nh = h;
       nh.sid[0] = h.sid[1];

@@ -21,7 +21,7 @@ namespace nvt::nvc {
 
 struct alignas(64) RowHeader {
   Sid sid[2];       // 0 = no version
-  uint64_t ref[2];  // kInline | offset in the row, or a value-pool reference (+1); 0 = none
+  uint64_t ref[2];  // kInline | offset in the row, a value-pool reference (+1), kTombstone; 0 = none
   uint64_t key;
   uint32_t table;
   uint32_t len;     // value bytes
@@ -31,12 +31,16 @@ struct alignas(64) RowHeader {
 static_assert(sizeof(RowHeader) == 64);
 
 inline constexpr uint64_t kInline = 1ull << 63;
+// The reference of a version that deletes the row (a tombstone: no value). Major GC then frees
+// the row; until it has, readers and recovery see no row.
+inline constexpr uint64_t kTombstone = 1ull << 62;
 inline constexpr uint64_t kLive = 0x524f57ull;  // "ROW"
 inline constexpr uint32_t kHeaderBytes = sizeof(RowHeader);
 // The smallest row: the header and an inline heap of two 32 B halves.
 inline constexpr uint32_t kMinRowBytes = 128;
 
 inline bool is_inline(uint64_t ref) { return ref & kInline; }
+inline bool is_tombstone(uint64_t ref) { return ref == kTombstone; }
 
 // The geometry every row of an image shares.
 struct RowGeometry {

@@ -55,11 +55,12 @@ struct Db {
   std::unique_ptr<dev::DramBudget> dram;
   std::unique_ptr<EngineEnv> env;
   std::unique_ptr<Engine> eng;
-  Db(const std::string& path, const std::vector<TableInfo>& tables, const EngineOptions& eo, bool reopen) {
+  Db(const std::string& path, const std::vector<TableInfo>& tables, const EngineOptions& eo, bool reopen,
+     uint64_t dram_bytes = 256ull << 20) {
     auto d = test::device_options(path, Engine::nvm_bytes(tables, eo) + (8ull << 20));
     d.reopen = reopen;
     nvm = std::make_unique<dev::NvmImage>(d);
-    dram = std::make_unique<dev::DramBudget>(256ull << 20);
+    dram = std::make_unique<dev::DramBudget>(dram_bytes);
     env = std::make_unique<EngineEnv>(EngineEnv{*nvm, *dram, eo});
     eng = std::make_unique<Engine>(*env, tables);
     nvm->publish();
@@ -74,6 +75,15 @@ void run_epochs(Engine& eng, const Ycsb& y, int threads, uint64_t epoch_txns, ui
   r.run(first, [&](uint64_t, uint64_t) { return left-- == 0 ? Runner::Next::Stop : Runner::Next::Measure; });
 }
 
+// A DRAM budget whose cache pool gets about cache_bytes (0: 256 MiB): what the engine takes
+// before its cache pool, and the pool's share of the rest (9/10).
+uint64_t dram_for(const std::vector<TableInfo>& tables, const EngineOptions& eo, uint64_t cache_bytes) {
+  if (!cache_bytes) return 256ull << 20;
+  uint64_t dram = Engine::transient_bytes_per_core(eo) * uint64_t(eo.threads) + cache_bytes * 10 / 9;
+  for (auto& t : tables) dram += HashIndex::bytes_for(t.capacity) + t.capacity * sizeof(Engine::Row);
+  return dram;
+}
+
 uint64_t final_state(int threads, uint64_t epoch_txns, int hot, uint64_t epochs, nlohmann::json* totals = nullptr,
                      const std::string& design = "nvcaracal", bool minor_gc = true, bool inline_values = false) {
   Options o = ycsb_options(2000, hot);
@@ -83,7 +93,7 @@ uint64_t final_state(int threads, uint64_t epoch_txns, int hot, uint64_t epochs,
   auto eo = engine_options(y, threads, epoch_txns);
   eo.nvc_design = design;
   eo.nvc_minor_gc = minor_gc;
-  Db db(p.str(), y.tables(), eo, false);
+  Db db(p.str(), y.tables(), eo, false, dram_for(y.tables(), eo, 0));
   y.det_load(*db.eng, threads);
   db.eng->after_load();
   run_epochs(*db.eng, y, threads, epoch_txns, 1, epochs);
@@ -299,7 +309,7 @@ TEST(NvCaracal, BadSizesAreClearErrors) {
 // SmallBank (item 6): user aborts leave IGNORE versions (a final one hands the final write to
 // the last version not ignored), money is conserved, and the same inputs give the same
 // database on 1 and 3 threads, after a run and after recovery of the crashed epoch.
-uint64_t smallbank_state(int threads, uint64_t epochs, nlohmann::json* out = nullptr) {
+uint64_t smallbank_state(int threads, uint64_t epochs, nlohmann::json* out = nullptr, uint64_t cache_bytes = 0) {
   Options o;
   o.accounts = 500;
   o.hotspot_accounts = 10;
@@ -312,8 +322,9 @@ uint64_t smallbank_state(int threads, uint64_t epochs, nlohmann::json* out = nul
   eo.nvc_txn_writes = b.det_txn_writes();
   eo.nvc_write_value_bytes = b.det_value_bytes();
   eo.nvc_txn_input_words = b.det_input_words();
+  eo.nvc_cache_epochs = 2;
   test::TempPath p("nvc-sb");
-  Db db(p.str(), b.tables(), eo, false);
+  Db db(p.str(), b.tables(), eo, false, dram_for(b.tables(), eo, cache_bytes));
   b.load(*db.eng, threads);
   db.eng->after_load();
   EpochRunner<Engine, Smallbank> r(*db.eng, b, threads, 400, 3);
@@ -323,8 +334,22 @@ uint64_t smallbank_state(int threads, uint64_t epochs, nlohmann::json* out = nul
   auto chk = b.check(*db.eng);
   EXPECT_EQ(chk["violations"].get<uint64_t>(), 0u) << chk.dump();
   auto t = db.eng->totals();
-  if (out) *out = {{"aborted", aborted}, {"ignored", t.ignored}, {"minor", t.minor_gc}, {"waits", t.waits}};
+  if (out)
+    *out = {{"aborted", aborted}, {"ignored", t.ignored}, {"minor", t.minor_gc}, {"waits", t.waits},
+            {"cache_full", t.cache_full}, {"evicted", t.evicted}};
   return db.eng->state_checksum();
+}
+
+// A full cache pool (two chunks of 64 blocks; evicted blocks return to the evicting core's
+// list, so the other core may find none): a final write that gets no block drops the row's
+// cached version, which would otherwise be the next epoch's initial version, stale (balances
+// are read-modify-write: money would appear or vanish).
+TEST(NvCaracal, AFullCachePoolLosesNoUpdate) {
+  nlohmann::json t;
+  uint64_t base = smallbank_state(2, 8);
+  EXPECT_EQ(smallbank_state(2, 8, &t, 2 * 64 * 64), base);
+  EXPECT_GT(t["cache_full"].get<uint64_t>(), 0u) << t.dump();
+  EXPECT_GT(t["evicted"].get<uint64_t>(), 0u) << t.dump();
 }
 
 TEST(NvCaracal, SmallbankConservesMoneyWithUserAborts) {

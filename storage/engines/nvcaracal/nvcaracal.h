@@ -753,20 +753,17 @@ class NvCaracal {
       dev::flush(r.prow, sizeof nh);
       return;
     }
-    if (deleted) {
-      if (char* old = r.cached.exchange(nullptr, std::memory_order_acq_rel)) th.retired.push_back(old);
-    } else if (cached_versions_) {
-      char* c = cache_->alloc(th.core);
-      if (c) {
-        memcpy(c, value, r.len);
-        char* old = r.cached.exchange(c, std::memory_order_acq_rel);
-        if (old) th.retired.push_back(old);
-        r.cache_epoch.store(epoch_, std::memory_order_relaxed);
-        list_for_eviction(th, r);
-      } else {
-        th.cache_full++;
-      }
+    // The cached version becomes the new value, or goes: one left behind when the cache pool
+    // has no block (its free blocks may sit on another core's list) would be the next epoch's
+    // initial version, a lost update.
+    char* c = nullptr;
+    if (!deleted && cached_versions_ && !(c = cache_->alloc(th.core))) th.cache_full++;
+    if (c) {
+      memcpy(c, value, r.len);
+      r.cache_epoch.store(epoch_, std::memory_order_relaxed);
     }
+    if (char* old = r.cached.exchange(c, std::memory_order_acq_rel)) th.retired.push_back(old);
+    if (c) list_for_eviction(th, r);
     RowHeader h;
     dev::read(r.prow, sizeof h);
     memcpy(&h, r.prow, sizeof h);

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <set>
 #include <thread>
 
 #include "benchmarks/smallbank.h"
@@ -340,8 +341,31 @@ uint64_t smallbank_state(int threads, uint64_t epochs, nlohmann::json* out = nul
   return db.eng->state_checksum();
 }
 
-// A full cache pool (two chunks of 64 blocks; evicted blocks return to the evicting core's
-// list, so the other core may find none): a final write that gets no block drops the row's
+// The cache pool at its limit: a core whose list ran dry takes blocks the other core freed
+// once that core's list grew past two chunks (spilled to the shared list).
+TEST(NvCaracal, CachePoolSharesFreedBlocksAtItsLimit) {
+  dev::DramBudget dram(1 << 20);
+  constexpr uint64_t kChunk = nvc::CachePool::kChunkBlocks;
+  nvc::CachePool pool(dram, 64, 4 * kChunk * 64, 2);
+  std::vector<char*> got;
+  while (char* p = pool.alloc(0)) got.push_back(p);
+  EXPECT_EQ(got.size(), 4 * kChunk);
+  EXPECT_EQ(pool.alloc(1), nullptr) << "at the limit, nothing freed yet";
+  for (char* p : got) pool.free(0, p);
+  EXPECT_EQ(pool.bytes_in_use(), 0u);
+  std::set<char*> mine;
+  for (uint64_t i = 0; i < 2 * kChunk; i++) {
+    char* p = pool.alloc(1);
+    ASSERT_NE(p, nullptr) << i;
+    EXPECT_TRUE(mine.insert(p).second) << "a block handed out twice";
+  }
+  EXPECT_EQ(pool.alloc(1), nullptr) << "core 0 keeps its two chunks";
+  for (uint64_t i = 0; i < 2 * kChunk; i++) EXPECT_FALSE(mine.count(pool.alloc(0)));
+  EXPECT_EQ(pool.bytes_reserved(), 4 * kChunk * 64);
+}
+
+// A full cache pool (two chunks of 64 blocks; blocks freed stay on the freeing core's list
+// below two chunks, so the other core may find none): a final write that gets no block drops the row's
 // cached version, which would otherwise be the next epoch's initial version, stale (balances
 // are read-modify-write: money would appear or vanish).
 TEST(NvCaracal, AFullCachePoolLosesNoUpdate) {

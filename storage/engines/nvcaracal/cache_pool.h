@@ -3,7 +3,11 @@
 // handed out per core, within a byte limit (what the DRAM budget leaves after the indexes and
 // the transient pools); when it is reached a row simply stays uncached (`cache_full`), as a
 // cache may. Eviction is epoch-based and runs between epochs (the engine's eviction lists).
+// Blocks are freed to the freeing core's list; a list grown past two chunks spills a chunk to
+// a shared list, from which a core whose list ran dry takes a chunk once the limit is reached
+// (else the blocks one core evicts would be lost to the others).
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -28,13 +32,13 @@ class CachePool {
   char* alloc(int core) {
     auto& f = free_[size_t(core)];
     if (f.empty()) {
-      // At the limit, a miss costs one shared load, not two atomic updates on a shared line.
-      if (full_.load(std::memory_order_relaxed)) return nullptr;
+      // At the limit, a miss costs a shared load or two, not two atomic updates on a shared line.
+      if (full_.load(std::memory_order_relaxed)) return take_spilled(f) ? pop(f) : nullptr;
       uint64_t bytes = kChunkBlocks * block_;
       if (reserved_.fetch_add(bytes) + bytes > limit_) {
         reserved_.fetch_sub(bytes);
         full_.store(true, std::memory_order_relaxed);
-        return nullptr;
+        return take_spilled(f) ? pop(f) : nullptr;
       }
       char* c = static_cast<char*>(dram_.alloc(bytes, "nvcaracal cache pool"));
       {
@@ -43,27 +47,50 @@ class CachePool {
       }
       for (uint64_t i = kChunkBlocks; i-- > 0;) f.push_back(c + i * block_);
     }
-    char* p = f.back();
-    f.pop_back();
-    in_use_.fetch_add(block_, std::memory_order_relaxed);
-    return p;
+    return pop(f);
   }
   void free(int core, char* p) {
-    free_[size_t(core)].push_back(p);
+    auto& f = free_[size_t(core)];
+    f.push_back(p);
     in_use_.fetch_sub(block_, std::memory_order_relaxed);
+    if (f.size() > 2 * kChunkBlocks) {
+      std::lock_guard g(mu_);
+      spilled_.insert(spilled_.end(), f.end() - long(kChunkBlocks), f.end());
+      f.resize(f.size() - kChunkBlocks);
+      spilled_count_.store(spilled_.size(), std::memory_order_relaxed);
+    }
   }
   uint64_t bytes_in_use() const { return in_use_.load(); }
   uint64_t bytes_reserved() const { return reserved_.load(); }
   uint64_t limit() const { return limit_; }
 
  private:
+  char* pop(std::vector<char*>& f) {
+    char* p = f.back();
+    f.pop_back();
+    in_use_.fetch_add(block_, std::memory_order_relaxed);
+    return p;
+  }
+  // Up to a chunk of spilled blocks into an empty list; false when none.
+  bool take_spilled(std::vector<char*>& f) {
+    if (!spilled_count_.load(std::memory_order_relaxed)) return false;
+    std::lock_guard g(mu_);
+    uint64_t n = std::min<uint64_t>(kChunkBlocks, spilled_.size());
+    f.insert(f.end(), spilled_.end() - long(n), spilled_.end());
+    spilled_.resize(spilled_.size() - n);
+    spilled_count_.store(spilled_.size(), std::memory_order_relaxed);
+    return n > 0;
+  }
+
   dev::DramBudget& dram_;
   uint64_t block_, limit_;
   std::vector<std::vector<char*>> free_;
   std::atomic<uint64_t> reserved_{0}, in_use_{0};
   std::atomic<bool> full_{false};  // no chunk left to take (blocks freed to a core's list stay usable)
-  std::mutex mu_;
+  std::mutex mu_;  // chunks_ and spilled_
   std::vector<std::pair<char*, uint64_t>> chunks_;
+  std::vector<char*> spilled_;
+  std::atomic<uint64_t> spilled_count_{0};
 };
 
 }  // namespace nvt::nvc

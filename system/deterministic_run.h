@@ -66,9 +66,7 @@ nlohmann::json run_deterministic(const RunContext& ctx) {
   eo.nvc_write_value_bytes = bench.det_value_bytes();
   eo.nvc_txn_input_words = bench.det_input_words();
   if constexpr (requires { bench.det_txn_value_bytes(); }) eo.nvc_txn_value_bytes = bench.det_txn_value_bytes();
-  uint64_t dram_budget = o.dram_size ? o.dram_size : uint64_t(double(db_bytes) / o.p_ratio);
-  if constexpr (requires { Bench::kSmallTuples; })
-    if (!o.dram_size) dram_budget += side_dram_bytes<Engine>(tables, eo);
+  const uint64_t dram_budget = dram_budget_of<Engine>(o, bench, tables, eo, db_bytes);
   const NumaPlan numa = plan_numa(o, host_numa_nodes());
   if (numa.placement == dev::Placement::SoftPartition)
     throw std::invalid_argument("--numa-policy soft-partition dispatches transactions to partitions' threads, which a "
@@ -83,19 +81,8 @@ nlohmann::json run_deterministic(const RunContext& ctx) {
   const double tsc_ghz = nvm.host().tsc_ghz;
 
   nlohmann::json out;
-  nlohmann::json config = o.to_json();
-  config["engine"] = ctx.engine;
-  config["cc"] = ctx.cc;
-  config["device_model"] = DEVICE_MODEL;
-  config["nvm_size"] = nvm.size();
-  config["dram_size"] = dram_budget;
-  config["database_bytes"] = db_bytes;
-  config["recoverable"] = eng.recoverable();
-  config["numa_nodes"] = numa.nodes;
-  config["numa_policy"] = dev::placement_name(numa.placement);
-  out["config"] = config;
-  out["host"] = host_json(nvm);
-  out["host"]["numa"] = numa.to_json();
+  put_run_header(out, o, ctx.engine, ctx.cc, nvm, dram_budget, db_bytes, numa);
+  out["config"]["recoverable"] = eng.recoverable();
   EpochRunner<Engine, Bench> runner(eng, bench, o.threads, o.epoch_txns, o.seed);
   runner.set_tsc_per_ns(tsc_ghz);
   runner.set_numa(numa);

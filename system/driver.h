@@ -91,6 +91,38 @@ uint64_t side_dram_bytes(const std::vector<TableInfo>& tables, const EngineOptio
   return b;
 }
 
+// The run's DRAM budget: --dram-size, else the database / P plus, for small-tuple benchmarks
+// and YCSB D/E's insert room, the side DRAM above.
+template <class Engine, class Bench>
+uint64_t dram_budget_of(const Options& o, const Bench& bench, const std::vector<TableInfo>& tables,
+                        const EngineOptions& eo, uint64_t db_bytes) {
+  if (o.dram_size) return o.dram_size;
+  uint64_t b = uint64_t(double(db_bytes) / o.p_ratio);
+  if constexpr (requires { Bench::kSmallTuples; })
+    b += side_dram_bytes<Engine>(tables, eo);
+  else if constexpr (requires { bench.p_share_tables(); })  // only part of it is in the P share
+    b += side_dram_bytes<Engine>(tables, eo) - side_dram_bytes<Engine>(bench.p_share_tables(), eo);
+  return b;
+}
+
+// The output's `config` (the options, the pair and what the run sized) and `host`, as both
+// run paths (run_pair, deterministic_run.h) write them.
+inline void put_run_header(nlohmann::json& out, const Options& o, const std::string& engine, const std::string& cc,
+                           const dev::NvmImage& nvm, uint64_t dram_budget, uint64_t db_bytes, const NumaPlan& numa) {
+  nlohmann::json config = o.to_json();
+  config["engine"] = engine;
+  config["cc"] = cc;
+  config["device_model"] = DEVICE_MODEL;
+  config["nvm_size"] = nvm.size();
+  config["dram_size"] = dram_budget;
+  config["database_bytes"] = db_bytes;
+  config["numa_nodes"] = numa.nodes;
+  config["numa_policy"] = dev::placement_name(numa.placement);
+  out["config"] = config;
+  out["host"] = host_json(nvm);
+  out["host"]["numa"] = numa.to_json();
+}
+
 // Device traffic per transaction (`per` = 1 / transactions) as results.per_txn reports it.
 inline nlohmann::json per_txn_json(const dev::Counters& dc, double per, double tsc_ghz) {
   return {{"clwb", double(dc.clwb) * per},
@@ -178,13 +210,7 @@ nlohmann::json run_pair(const RunContext& ctx) {
                             : std::min<uint64_t>(4ull << 30, std::max<uint64_t>(64ull << 20, 2 * db_bytes / uint64_t(o.threads)));
   eo.log_bytes = (eo.log_bytes + (2ull << 20) - 1) / (2ull << 20) * (2ull << 20);
 
-  uint64_t dram_budget = o.dram_size ? o.dram_size : uint64_t(double(db_bytes) / o.p_ratio);
-  if constexpr (requires { Bench::kSmallTuples; }) {
-    if (!o.dram_size) dram_budget += side_dram_bytes<Engine>(tables, eo);
-  } else if constexpr (requires { bench.p_share_tables(); }) {  // only part of it is in the P share
-    if (!o.dram_size)
-      dram_budget += side_dram_bytes<Engine>(tables, eo) - side_dram_bytes<Engine>(bench.p_share_tables(), eo);
-  }
+  const uint64_t dram_budget = dram_budget_of<Engine>(o, bench, tables, eo, db_bytes);
   const NumaPlan numa = plan_numa(o, host_numa_nodes());
   dev::NvmImage nvm(device_options(o, std::string("engine=") + Engine::name + " " + bench.layout(),
                                    Engine::nvm_bytes(tables, eo), numa));
@@ -217,19 +243,8 @@ nlohmann::json run_pair(const RunContext& ctx) {
   }
 
   nlohmann::json out;
-  nlohmann::json config = o.to_json();
-  config["engine"] = ctx.engine;
-  config["cc"] = ctx.cc;
-  config["device_model"] = DEVICE_MODEL;
-  config["nvm_size"] = nvm.size();
-  config["dram_size"] = dram_budget;
-  config["log_size"] = eo.log_bytes;
-  config["database_bytes"] = db_bytes;
-  config["numa_nodes"] = numa.nodes;
-  config["numa_policy"] = dev::placement_name(numa.placement);
-  out["config"] = config;
-  out["host"] = host_json(nvm);
-  out["host"]["numa"] = numa.to_json();
+  put_run_header(out, o, ctx.engine, ctx.cc, nvm, dram_budget, db_bytes, numa);
+  out["config"]["log_size"] = eo.log_bytes;
 
   if (o.recover) {
     // Recovery's own device traffic: this thread's and its helpers' (storage/parallel.h).

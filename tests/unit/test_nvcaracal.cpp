@@ -68,6 +68,18 @@ struct Db {
   }
 };
 
+// What a crash between the per-core fences and the epoch number leaves: the last epoch ran to
+// its end, its commit word back at the epoch before; then the process ends. Returns the epoch
+// that lost its commit.
+uint64_t uncommit_last_epoch_and_crash(Db& db) {
+  auto* ctl = reinterpret_cast<nvc::Control*>(db.nvm->region("nvcaracal.control", sizeof(nvc::Control), dev::RegionKind::Persistent).base);
+  uint64_t e = ctl->committed.value;
+  ctl->committed.value = e - 1;
+  dev::persist(&ctl->committed, 64);
+  test::drop_as_crash(db.eng);
+  return e;
+}
+
 // Run `epochs` epochs from `first`.
 void run_epochs(Engine& eng, const Ycsb& y, int threads, uint64_t epoch_txns, uint64_t first, uint64_t epochs,
                 uint64_t seed = 7) {
@@ -256,14 +268,8 @@ TEST(NvCaracal, RecoveryRevertsAndReplaysTheCrashedEpoch) {
     EXPECT_EQ(db->eng->state_checksum(), s3);
     // Epoch 4 logged and executed (its final writes flushed) but not committed.
     Runner once(*db->eng, y, 2, 300, 7);
-    // Run epoch 4 to its end, then undo the commit word: what a crash between the per-core
-    // fences and the epoch number leaves.
     once.run(4, [&, n = 0](uint64_t, uint64_t) mutable { return n++ == 0 ? Runner::Next::Measure : Runner::Next::Stop; });
-    auto* ctl = reinterpret_cast<nvc::Control*>(db->nvm->region("nvcaracal.control", sizeof(nvc::Control), dev::RegionKind::Persistent).base);
-    EXPECT_EQ(ctl->committed.value, 4u);
-    ctl->committed.value = 3;
-    dev::persist(&ctl->committed, 64);
-    test::drop_as_crash(db->eng);
+    EXPECT_EQ(uncommit_last_epoch_and_crash(*db), 4u);
   }
   Db again(p.str(), y.tables(), eo, true);
   RecoveryReport rep;
@@ -536,10 +542,7 @@ TEST(NvCaracal, DeletesLeaveTombstonesThatMajorGcFreesAndRecoveryRevertsOrKeeps)
       db->eng->after_load();
       run(*db, 2);
       EXPECT_FALSE(present(*db->eng, 1001));
-      auto* ctl = reinterpret_cast<nvc::Control*>(db->nvm->region("nvcaracal.control", sizeof(nvc::Control), dev::RegionKind::Persistent).base);
-      ctl->committed.value = 1;
-      dev::persist(&ctl->committed, 64);
-      test::drop_as_crash(db->eng);
+      EXPECT_EQ(uncommit_last_epoch_and_crash(*db), 2u);
     }
     Db again(p.str(), b.tables(), eo, true);
     RecoveryReport rep;
@@ -672,11 +675,7 @@ TEST(NvCaracal, TpccRecoveryDiscardsTheCrashedEpochsInsertsAndReplays) {
     TpccRunner r(*db->eng, *c.b, 2, 250, 5);
     uint64_t left = 5;
     r.run(1, [&](uint64_t, uint64_t) { return left-- == 0 ? TpccRunner::Next::Stop : TpccRunner::Next::Measure; });
-    auto* ctl = reinterpret_cast<nvc::Control*>(db->nvm->region("nvcaracal.control", sizeof(nvc::Control), dev::RegionKind::Persistent).base);
-    ASSERT_EQ(ctl->committed.value, 5u);
-    ctl->committed.value = 4;  // epoch 5 executed and fenced, its commit word lost
-    dev::persist(&ctl->committed, 64);
-    test::drop_as_crash(db->eng);
+    EXPECT_EQ(uncommit_last_epoch_and_crash(*db), 5u);  // epoch 5 executed and fenced, its commit word lost
   }
   TpccCase again_case(2);  // a fresh process: the counters come from the image
   Db again(p.str(), again_case.b->tables(), again_case.eo, true);

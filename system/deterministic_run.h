@@ -74,7 +74,7 @@ nlohmann::json run_deterministic(const RunContext& ctx) {
   dev::NvmImage nvm(device_options(o, std::string("engine=") + Engine::name + " threads=" + std::to_string(o.threads) + " " +
                                           bench.layout(), Engine::nvm_bytes(tables, eo), numa));
   apply_numa(numa, nvm);
-  dev::DramBudget dram(dram_budget);
+  dev::DramBudget dram(dram_budget, data_cap_of(o, db_bytes));
   EngineEnv env{nvm, dram, eo};
   Engine eng(env, tables);
   nvm.publish();

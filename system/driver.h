@@ -105,6 +105,12 @@ uint64_t dram_budget_of(const Options& o, const Bench& bench, const std::vector<
   return b;
 }
 
+// The DRAM that may hold data (DESIGN.md's one rule, storage/device/dram_budget.h): the database
+// / P for every engine, whatever --dram-size makes the whole budget.
+inline uint64_t data_cap_of(const Options& o, uint64_t db_bytes) {
+  return uint64_t(double(db_bytes) / o.p_ratio);
+}
+
 // The output's `config` (the options, the pair and what the run sized) and `host`, as both
 // run paths (run_pair, deterministic_run.h) write them.
 inline void put_run_header(nlohmann::json& out, const Options& o, const std::string& engine, const std::string& cc,
@@ -134,10 +140,17 @@ inline nlohmann::json per_txn_json(const dev::Counters& dc, double per, double t
           {"charged_ns", double(dc.charged_cycles) / tsc_ghz * per}};
 }
 // results.memory_bytes.
+// dram_breakdown is the ledger (bytes per entry), dram_kind marks each entry data or overhead.
 inline nlohmann::json memory_json(const dev::DramBudget& dram, const dev::NvmImage& nvm) {
+  nlohmann::json kind = nlohmann::json::object();
+  for (auto& [what, use] : dram.kinds()) kind[what] = dev::dram_use_name(use);
   return {{"dram", dram.used()},
           {"dram_budget", dram.budget()},
+          {"dram_data", dram.data_used()},
+          {"dram_data_cap", dram.data_cap()},
+          {"dram_overhead", dram.used() - dram.data_used()},
           {"dram_breakdown", dram.breakdown()},
+          {"dram_kind", kind},
           {"nvm", nvm.used()},
           {"nvm_persistent", nvm.used(dev::RegionKind::Persistent)},
           {"nvm_volatile", nvm.used(dev::RegionKind::Volatile)}};
@@ -215,7 +228,7 @@ nlohmann::json run_pair(const RunContext& ctx) {
   dev::NvmImage nvm(device_options(o, std::string("engine=") + Engine::name + " " + bench.layout(),
                                    Engine::nvm_bytes(tables, eo), numa));
   apply_numa(numa, nvm);  // before the engine: its pools ask for nodes
-  dev::DramBudget dram(dram_budget);
+  dev::DramBudget dram(dram_budget, data_cap_of(o, db_bytes));
   EngineEnv env{nvm, dram, eo};
   Engine eng(env, tables);
   nvm.publish();

@@ -81,3 +81,37 @@ TEST(DramBudget, ConcurrentChargesNeverExceedBudget) {
   EXPECT_EQ(b.used(), uint64_t(total) * 4096);
   EXPECT_GE(total, 990) << "charges failing spuriously while there is room";
 }
+
+// The one DRAM rule: data entries together stay under the data cap (database / P) while
+// overhead uses the rest of the budget; a cache sized from data_left() never passes the cap.
+TEST(DramBudget, DataStaysUnderTheDataCapAndOverheadIsListedApart) {
+  dev::DramBudget b(1 << 20, 256 << 10);
+  b.charge(600 << 10, "index.t");
+  EXPECT_EQ(b.data_left(), 256u << 10) << "overhead does not shrink the data cap while the budget has room";
+  void* cache = b.alloc(b.data_left(), "met_cache", dev::DramUse::Data);
+  EXPECT_EQ(b.data_used(), 256u << 10);
+  EXPECT_EQ(b.data_left(), 0u);
+  EXPECT_GT(b.left(), 0u) << "the allowance stays unspent rather than turned into cache";
+  try {
+    b.charge(1, "more_cache", dev::DramUse::Data);
+    FAIL() << "data over the cap must throw";
+  } catch (const dev::BudgetError& e) {
+    EXPECT_NE(std::string(e.what()).find("more_cache"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(b.data_used(), 256u << 10) << "a refused charge leaves nothing behind";
+  EXPECT_NO_THROW(b.charge(100 << 10, "log_buffers"));
+  auto kinds = b.kinds();
+  EXPECT_EQ(kinds["met_cache"], dev::DramUse::Data);
+  EXPECT_EQ(kinds["index.t"], dev::DramUse::Overhead);
+  EXPECT_THROW(b.charge(1, "index.t", dev::DramUse::Data), std::logic_error) << "one kind per entry";
+  b.free(cache, 256 << 10, "met_cache");
+  EXPECT_EQ(b.data_used(), 0u);
+  b.uncharge(600 << 10, "index.t");
+  EXPECT_EQ(b.used(), 100u << 10);
+}
+
+TEST(DramBudget, DataLeftIsBoundedByTheWholeBudgetToo) {
+  dev::DramBudget b(1 << 20, 1 << 20);
+  b.charge(900 << 10, "index.t");
+  EXPECT_EQ(b.data_left(), 124u << 10);
+}

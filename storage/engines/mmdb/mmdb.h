@@ -106,14 +106,18 @@ class Mmdb {
       tables_.push_back(std::move(t));
     }
     env.dram.charge(kPrivateBytesPerThread * threads_, "private");
-    uint64_t left = env.dram.left();
+    // Each worker's redo record is built in DRAM (RedoLog::reserve) before it is appended.
+    env.dram.charge(uint64_t(threads_) * RedoLog::kRecordReserve, "mmdb.redo_buffers");
+    // DRAM rows hold data: at most the data cap (database / P), whatever the allowances left.
+    uint64_t left = env.dram.data_left();
     for (auto& t : tables_) {
       uint64_t cap = t->info.capacity;
       uint64_t share = all_bytes ? uint64_t(double(left) * double(t->slot * cap) / double(all_bytes)) : 0;
       t->dram_rows = std::min<uint64_t>(cap, share / t->slot);
       t->nvm_rows = cap - t->dram_rows;
       if (t->dram_rows)
-        t->dram = static_cast<char*>(env.dram.alloc(t->dram_rows * t->slot, "rows." + t->info.name));
+        t->dram = static_cast<char*>(env.dram.alloc(t->dram_rows * t->slot, "rows." + t->info.name,
+                                                     dev::DramUse::Data));
       if (t->nvm_rows)
         t->nvm = env.nvm.region("mmdb.heap." + t->info.name, t->nvm_rows * t->slot,
                                 dev::RegionKind::Volatile).base;
@@ -138,7 +142,10 @@ class Mmdb {
     for (auto& t : tables_) ct.push_back({t->info.schema.tuple_size(), t->info.capacity});
     ckpt_ = std::make_unique<Checkpoint>(env.nvm, ct);
     threads_ctx_.resize(threads_);
-    for (int i = 0; i < threads_; i++) threads_ctx_[i].log = logs_[i].get();
+    for (int i = 0; i < threads_; i++) {
+      threads_ctx_[i].log = logs_[i].get();
+      logs_[i]->reserve();
+    }
   }
 
   ~Mmdb() {

@@ -24,6 +24,10 @@ struct LogEntry {
 class RedoLog {
  public:
   RedoLog(dev::Region r) : base_(r.base), cap_(r.size) {}
+  // DRAM for the record being built, allocated once by a log a worker writes (its engine
+  // charges it): a larger record grows the buffer beyond it.
+  static constexpr size_t kRecordReserve = 64 << 10;
+  void reserve() { buf_.reserve(kRecordReserve); }
 
   // Build a record: begin, add entries, then append (flush + one fence).
   void begin();

@@ -1,7 +1,7 @@
 // WBL, write-behind logging (Arulraj et al., VLDB'16, as papers/zen-vldb21.txt section 2.3 and
 // Figure 1(b) describe and evaluate it; facts in ../shared/notes/anchor-systems.md):
 //   DRAM:    the hash and ordered indexes and a tuple cache (zen's MetCache, used for images
-//            only: per-thread regions, CLOCK, pinning) sized to the DRAM budget left after them.
+//            only: per-thread regions, CLOCK, pinning) of at most database / P (the DRAM rule).
 //   NVM:     multi-versioned tuples (version.h: commit timestamp, tuple ID, writer txn id,
 //            previous-version reference, head id), out of place in zen's 2 MB heap pages with
 //            zen's light-weight space management (DRAM free lists, nothing persisted on
@@ -175,7 +175,8 @@ class Wbl {
     for (uint64_t i = 0; i < pages_->pages(); i++)
       if (pages_->owner(i).used) regions_[pages_->owner(i).region]->count_page();
 
-    // The tuple cache: the DRAM left after indexes, private data and allocator metadata.
+    // The tuple cache: the DRAM for data (database / P), within what indexes, private data and
+    // allocator metadata left of the budget; the allowances never become cache.
     uint64_t min_entries = kMinEntriesPerRegion;
     for (auto& t : tables_)
       if (t->info.ordered) min_entries = kMinEntriesPerScanRegion;
@@ -186,7 +187,7 @@ class Wbl {
     }
     std::vector<uint64_t> plan;
     try {
-      plan = zen::plan_cache(env.dram.left(), d);
+      plan = zen::plan_cache(env.dram.data_left(), d);
     } catch (const dev::BudgetError& e) {
       std::string m = e.what();
       auto at = m.find("Zen's minimum Met-Cache");

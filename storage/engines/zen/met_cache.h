@@ -62,7 +62,7 @@ class MetCache {
       : stride_(entry_bytes(len)), per_region_(per_region), regions_(regions), dram_(dram),
         what_(std::move(what)) {
     bytes_ = stride_ * per_region * uint64_t(regions);
-    base_ = static_cast<char*>(dram.alloc(bytes_, what_));
+    base_ = static_cast<char*>(dram.alloc(bytes_, what_, dev::DramUse::Data));  // tuples: data
     for (uint64_t i = 0; i < per_region * uint64_t(regions); i++)
       new (base_ + i * stride_) Entry();
     dead_ = std::make_unique<Dead[]>(size_t(regions));
@@ -218,7 +218,8 @@ struct CacheDemand {
   uint64_t spread_entries = 0;  // more, if the budget still allows after every table is whole
 };
 
-// Entries per HTable; throws dev::BudgetError when M cannot hold the minimums.
+// Entries per HTable; throws dev::BudgetError when M cannot hold the minimums. M is the DRAM
+// for data left (DramBudget::data_left()): the Met-Cache holds data, at most database / P.
 inline std::vector<uint64_t> plan_cache(uint64_t M, const std::vector<CacheDemand>& d) {
   std::vector<uint64_t> c(d.size());
   uint64_t need = 0;
@@ -227,9 +228,10 @@ inline std::vector<uint64_t> plan_cache(uint64_t M, const std::vector<CacheDeman
     need += c[i] * d[i].entry_bytes;
   }
   if (need > M)
-    throw dev::BudgetError("DRAM budget too small for Zen's minimum Met-Cache: needs " +
+    throw dev::BudgetError("DRAM for data too small for Zen's minimum Met-Cache: needs " +
                            std::to_string(need) + " B, " + std::to_string(M) +
-                           " B left after indexes and private data (raise --dram-size)");
+                           " B left for data (database / P, within the budget left after indexes and"
+                           " private data: lower --p-ratio or raise --dram-size)");
   uint64_t left = M - need;
   std::vector<size_t> order(d.size());
   std::iota(order.begin(), order.end(), 0);

@@ -186,7 +186,8 @@ class Zen {
     for (uint64_t i = 0; i < pages_->pages(); i++)
       if (pages_->owner(i).used) regions_[pages_->owner(i).region]->count_page();
 
-    // Met-Cache: the DRAM left after indexes, private data and allocator metadata.
+    // Met-Cache: the DRAM for data (database / P), within what indexes, private data and
+    // allocator metadata left of the budget; the allowances never become cache.
     // C_min per region: a transaction's working set. A database with ordered (scanned) tables
     // has transactions that pin a scan's worth of one table (TPC-C's StockLevel: 300 order
     // lines, then up to 300 stock rows; Delivery about 100 order lines).
@@ -205,7 +206,7 @@ class Zen {
       uint64_t spread = (t->info.capacity + min_entries) * uint64_t(nthreads_);
       d.push_back({1.0, t->info.capacity * t->len, Cache::entry_bytes(t->len), min, whole, spread});
     }
-    std::vector<uint64_t> plan = plan_cache(env.dram.left(), d);
+    std::vector<uint64_t> plan = plan_cache(env.dram.data_left(), d);
     for (size_t i = 0; i < tables_.size(); i++)
       tables_[i]->cache = std::make_unique<Cache>(tables_[i]->len, plan[i] / uint64_t(nthreads_),
                                                   nthreads_, env.dram, "metcache." + tables_[i]->info.name);

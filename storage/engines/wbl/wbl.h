@@ -16,7 +16,8 @@
 //   Group commit: a thread every --group-commit-us computes cp, the largest timestamp below
 //            which no commit is still persisting its versions, and cd, the bound for the next
 //            interval, appends {cp, cd}, flushes and fences it; only then may timestamps up to
-//            cd be taken, and commits up to cp be acknowledged (sync()). Without the thread
+//            cd be taken, and commits up to cp be acknowledged (sync()); a read-only one once
+//            cp reaches the newest timestamp taken when it committed. Without the thread
 //            (unit tests, which never call start()) each commit does the group commit itself.
 //   Recover: read the last durable record; every version with a timestamp above cp (in (cp, cd]
 //            by construction) never committed and is erased; keep per key the newest committed
@@ -113,7 +114,8 @@ class Wbl {
     std::vector<uint64_t> foreign_hand;  // per (table, region): victim() in other regions
     std::vector<uint32_t> need;
     uint64_t borrowed = 0;  // entries taken from other regions
-    uint64_t min_cts = 0, last_cts = 0, txn_seq = 0;
+    uint64_t min_cts = 0, txn_seq = 0;
+    uint64_t last_cts = 0;  // the last commit's timestamp; a read-only one's: the newest taken
     uint64_t meta_flushes = 0, meta_fences = 0, versions = 0, grant_waits = 0, reclaimed = 0;
     std::chrono::steady_clock::time_point short_since{};
   };
@@ -332,7 +334,12 @@ class Wbl {
   uint64_t persist(Thread& th, Access* acc, size_t n) {
     persist_meta(th, 0);  // what validation wrote (locks, read timestamps)
     th.written.clear();
-    if (!count_need(th, acc, n)) return 0;
+    if (!count_need(th, acc, n)) {
+      // Read-only: durable once what it read is, every version it read has a timestamp at
+      // most the newest handed out (conservative: one load, no per-read tracking).
+      th.last_cts = counter_.load(std::memory_order_seq_cst) - 1;
+      return 0;
+    }
     Shared& sh = shared_[th.tid];
     // Published before the timestamp is taken: the group commit reads the clock first, so it
     // never sets cp at or above a timestamp whose versions are still being written.

@@ -25,6 +25,10 @@
 //
 // Durability: a commit's LP line is flushed without a fence, so it is durable at this thread's
 // next fence (its next read-write commit, or sync()). Until then nothing it superseded is reused.
+// A transaction counts as durable once it and every write it read are (README, "Output"): the
+// driver's durable point is a watermark, below the Tx-CTS each thread has not fenced yet (one
+// per thread at most), and a read-only transaction's token is the newest Tx-CTS handed out when
+// it commits (whatever it read is at or below it): conservative, two loads per thread.
 #pragma once
 #include <x86intrin.h>
 
@@ -103,6 +107,7 @@ class Zen {
     std::vector<uint32_t> need;     // persist(): slots per HTable
     std::vector<Garbage> tombstones;  // held until recovery (see the header comment)
     uint64_t min_cts = 0, ro_since_fence = 0;
+    uint64_t durable_token = 0;  // commit_token(): the last commit's Tx-CTS, or a reader's bound
     uint64_t copies = 0, foreign_in_place = 0, reclaimed = 0, idle_fences = 0;
     uint64_t copy_evictions = 0;  // live entries a copy evicted (a Met-Cache smaller than the table)
     // Zen+ (lrt.h): a snapshot reader (its CC reads below every running writer); tuples the
@@ -394,6 +399,7 @@ class Zen {
         sync(th);
         th.idle_fences++;
       }
+      th.durable_token = counter_.load(std::memory_order_seq_cst) - 1;  // what it read is at most this
       return 0;
     }
     const uint64_t cts = counter_.fetch_add(1, std::memory_order_acq_rel);
@@ -425,6 +431,7 @@ class Zen {
     dev::crash_point("zen.after_fence");
     sh.unfenced.store(cts, std::memory_order_seq_cst);  // the previous LP is durable now
     th.ro_since_fence = 0;
+    th.durable_token = cts;
     if (!reorder) {
       NvmTuple::at(lp_slot)->set_cts(cts, true);
       dev::flush(line, kLineBytes);  // no fence: the next one (any of this thread) completes it
@@ -432,6 +439,19 @@ class Zen {
     dev::crash_point("zen.after_lp_flush");
     r.set_lp(acc[lp].table, lp_slot);
     return cts;
+  }
+
+  // Commit-to-durable latency without blocking the worker (system/driver.h): a commit is
+  // durable once durable_point() reaches its token; the point is the largest Tx-CTS below every
+  // thread's unfenced one (the newest handed out when none waits), seen now.
+  uint64_t commit_token(const Thread& th) const { return th.durable_token; }
+  std::pair<uint64_t, uint64_t> durable_point() const {
+    uint64_t m = counter_.load(std::memory_order_seq_cst);  // first: as global_min()
+    for (int t = 0; t < nthreads_; t++) {
+      uint64_t u = shared_[t].unfenced.load(std::memory_order_seq_cst);
+      if (u && u < m) m = u;
+    }
+    return {m - 1, __rdtsc()};
   }
 
   // Make this thread's last commit durable (the "communication thread" sfence of section 3.3.1,

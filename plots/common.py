@@ -51,18 +51,23 @@ ENGINE_CMAPS = {"mmdb": "Blues", "wbl": "Oranges", "foedus": "Purples", "zen": "
                 "nvmvcc": "Greens", "nvcaracal": "Greys"}
 
 
+def engine_of(name):
+    """The engine a series name starts with: 'zen+/cicada' (Zen+, a variant of Zen) -> 'zen'."""
+    return str(name).split("/")[0].rstrip("+")
+
+
 def colours(names):
-    """A colour per series name. A name whose first part is an engine ('wbl/cicada', 'wbl')
-    takes a shade of the engine's hue (darkest first, in the order given); any other name a
-    colour of matplotlib's cycle."""
+    """A colour per series name. A name whose first part is an engine ('wbl/cicada', 'wbl',
+    'zen+/cicada') takes a shade of the engine's hue (darkest first, in the order given); any
+    other name a colour of matplotlib's cycle."""
     by_engine = {}
     for n in names:
-        e = str(n).split("/")[0]
+        e = engine_of(n)
         if e in ENGINE_CMAPS:
             by_engine.setdefault(e, []).append(n)
     out, other = {}, 0
     for n in names:
-        e = str(n).split("/")[0]
+        e = engine_of(n)
         if e in ENGINE_CMAPS:
             group = by_engine[e]
             k = group.index(n)

@@ -88,10 +88,10 @@ def points_for(engine, cc, prefix):
 
 def exclusive_flags(rows):
     # A long update of 2/5 of the table on thread 0 after every 20 normal transactions; at a
-    # low alpha it is the privileged transaction each time (condition 1), so the stage is entered
-    # within the first long one.
+    # low alpha it is Zen+'s privileged transaction each time (condition 1), so the stage is
+    # entered within the first long one.
     return ["--long-txn", "update", "--long-txn-rows", str(max(1, rows * 2 // 5)),
-            "--long-txn-gap", "20", "--lrt-alpha", "0.05"]
+            "--long-txn-gap", "20", "--zen-plus", "on", "--lrt-alpha", "0.05"]
 
 
 def build(engine, cc):

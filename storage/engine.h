@@ -42,9 +42,9 @@ struct EngineOptions {
   bool checkpoint_after_load = true; // MMDB: the checkpoint recovery starts from
   double checkpoint_log_fill = 0.5;  // MMDB: fuzzy checkpoint when a log is this full
   int group_commit_us = 100;         // WBL: group-commit interval
-  // Zen+ adaptive execution for long-running transactions (storage/engines/zen/lrt.h): Zen with
-  // a multi-version CC method only.
-  bool lrt_adaptive = true;
+  // Zen+: its adaptive execution for long-running transactions (storage/engines/zen/lrt.h), Zen
+  // with a multi-version CC method only; off: Zen as zen-vldb21 describes it.
+  bool zen_plus = false;
   double lrt_alpha = 0.95;           // share of a Met-Cache region
   double lrt_beta = 0.05;            // share of the NVM page pool
   uint64_t lrt_gamma = 0;            // tuples; 0 = the paper's 16 M scaled by the database

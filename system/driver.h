@@ -117,6 +117,8 @@ inline void put_run_header(nlohmann::json& out, const Options& o, const std::str
                            const dev::NvmImage& nvm, uint64_t dram_budget, uint64_t db_bytes, const NumaPlan& numa) {
   nlohmann::json config = o.to_json();
   config["engine"] = engine;
+  // What the figures call the engine: Zen+ is Zen run with --zen-plus on.
+  config["engine_variant"] = engine == "zen" && o.zen_plus ? "zen+" : engine;
   config["cc"] = cc;
   config["device_model"] = DEVICE_MODEL;
   config["nvm_size"] = nvm.size();
@@ -209,7 +211,7 @@ nlohmann::json run_pair(const RunContext& ctx) {
   eo.checkpoint_after_load = o.checkpoint == "after-load";
   eo.checkpoint_log_fill = o.checkpoint_fill;
   eo.group_commit_us = o.group_commit_us;
-  eo.lrt_adaptive = o.lrt_adaptive;
+  eo.zen_plus = o.zen_plus;
   eo.lrt_alpha = o.lrt_alpha;
   eo.lrt_beta = o.lrt_beta;
   eo.lrt_gamma = o.lrt_gamma;
@@ -546,6 +548,8 @@ nlohmann::json run_pair(const RunContext& ctx) {
     run_for(o.duration_s);
   }
   auto m1 = clk::now();
+  // ... and stop them at the window's end (a privileged transaction may run on until the join).
+  if constexpr (requires { eng.end_measure(); }) eng.end_measure();
   phase.store(kDone, std::memory_order_release);
   bg1 = dev::published();
   const uint64_t remapped1 = sp ? sp->remapped() : 0;

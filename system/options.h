@@ -43,8 +43,10 @@ struct Options {
   double checkpoint_fill = 0.5;  // MMDB: fuzzy checkpoint when a redo log is this full
   uint64_t log_size = 0;       // 0 = auto
   int group_commit_us = 100;   // WBL: group-commit interval (the Zen paper's setting)
-  // Zen+ long-running transactions (storage/engines/zen/lrt.h): fractions, not percentages
-  bool lrt_adaptive = true;
+  // Zen+ (papers/zen-plus-journal.txt): its MVCC-based adaptive execution for long-running
+  // transactions (storage/engines/zen/lrt.h); off: Zen as zen-vldb21 describes it. The lrt_
+  // thresholds are fractions, not percentages.
+  bool zen_plus = false;
   double lrt_alpha = 0.95;
   double lrt_beta = 0.05;
   uint64_t lrt_gamma = 0;      // 0 = 16M scaled by the table size (rows / 2^28)

@@ -76,3 +76,19 @@ refuse --insert-rows --workload ycsb-b --insert-rows 100
 refuse --scan-length --workload ycsb-d --scan-length 10
 refuse --hot-requests --workload ycsb-d --hot-requests 2
 say "bad workload flags refused"
+
+# Zen as zen-vldb21 describes it is the default of engine zen (a read-only transaction's misses
+# fill the Met-Cache); Zen+ is asked for by name (--zen-plus on: they are read in NVM), only with
+# a multi-version method, and its stage's counters stop with the measured phase.
+ro=(--rows 20000 --read-ratio 1 --theta 0.95 --threads 2)
+run zen-ro zen-cicada "${ro[@]}"
+check "$TMP/zen-ro.json" "d['config']['engine_variant'] == 'zen' and d['config']['zen_plus'] is False" "default zen-cicada runs Zen, not Zen+"
+check "$TMP/zen-ro.json" "d['results']['cache_hit_rate'] > 0 and d['results']['engine']['lrt']['direct_nvm_reads'] == 0" "Zen fills the Met-Cache on read-only misses"
+run zen-plus-ro zen-cicada "${ro[@]}" --zen-plus on
+check "$TMP/zen-plus-ro.json" "d['config']['engine_variant'] == 'zen+' and d['results']['engine']['lrt']['direct_nvm_reads'] > 0" "--zen-plus on runs Zen+"
+run zen-plus-lrt zen-cicada --rows 20000 --long-txn update --long-txn-rows 15000 --long-txn-disjoint --long-txn-gap 10 --lrt-alpha 0.05 --zen-plus on
+check "$TMP/zen-plus-lrt.json" "d['results']['engine']['lrt']['exclusive_entries'] > 0" "Zen+ enters its exclusive stage"
+check "$TMP/zen-plus-lrt.json" "d['results']['engine']['lrt']['exclusive_s'] <= d['results']['measured_s'] + 0.01" "Zen+'s exclusive_s within the measured phase"
+rm -f "$TMP/zen-cicada.img"
+expect_error 2 "--zen-plus" "$(rundb_of zen-silo)" --zen-plus on --nvm-path "$TMP/zp.img"
+say "zen-cicada runs Zen by default, Zen+ with --zen-plus on (not with silo)"

@@ -218,3 +218,15 @@ def test_engines_keep_their_hue_in_the_papers_order():
     assert c["mmdb/cicada"] != c["mmdb/silo"]  # two methods of one engine: two shades
     assert common.ENGINE_ORDER[:4] == ["mmdb", "wbl", "foedus", "zen"]
     assert c["other"] == "C0"
+
+
+def test_zen_plus_series_is_labelled_and_shaded_as_a_zen_variant():
+    # The zen-plus-journal specs name their Zen+ series (--zen-plus on) zen+/cicada: Zen's hue.
+    c = common.colours(["mmdb/cicada", "zen/cicada", "zen+/cicada"])
+    hue = lambda n: matplotlib.colors.rgb_to_hsv(matplotlib.colors.to_rgb(c[n]))[0]
+    apart = lambda a, b: min(abs(hue(a) - hue(b)), 1 - abs(hue(a) - hue(b)))  # hue is a circle
+    assert apart("zen+/cicada", "zen/cicada") < 0.05 < apart("zen+/cicada", "mmdb/cicada")
+    assert c["zen+/cicada"] != c["zen/cicada"]
+    from experiments.specs import load_spec
+    spec = load_spec("ycsb_read_ratio_p8")
+    assert {"engine": "zen", "cc": "cicada", "zen_plus": "on", "label": "zen+/cicada"} in spec["axes"]["system"]

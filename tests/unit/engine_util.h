@@ -70,8 +70,8 @@ struct DbOptions {
   // Power-failure mode (storage/device/power_fail.h): a persistent image apart from memory,
   // which only fenced flushes reach; crash_power() turns it into the image file.
   bool power_fail = false;
-  // Zen+ (storage/engines/zen/lrt.h)
-  bool lrt_adaptive = true;
+  // Zen+ (storage/engines/zen/lrt.h); off: plain Zen, as rundb's default
+  bool zen_plus = false;
   double lrt_alpha = 0.95, lrt_beta = 0.05;
   uint64_t lrt_gamma = 0;
   // FOEDUS
@@ -113,7 +113,7 @@ struct PairDb {
     eo.threads = o.threads;
     eo.log_bytes = o.log_bytes;
     eo.checkpoint_after_load = o.checkpoint_after_load;
-    eo.lrt_adaptive = o.lrt_adaptive;
+    eo.zen_plus = o.zen_plus;
     eo.lrt_alpha = o.lrt_alpha;
     eo.lrt_beta = o.lrt_beta;
     eo.lrt_gamma = o.lrt_gamma;

@@ -242,7 +242,7 @@ TEST(CountersRun, WblDurableLatencyWaitsForTheGroupCommitRecord) {
 }  // namespace
 
 // Zen+'s counters (results.engine.lrt) are the engine's own, not per worker: they too cover the
-// measured phase only. Read-only YCSB on Zen with Cicada: every lookup is a snapshot reader's
+// measured phase only. Read-only YCSB on Zen+ with Cicada: every lookup is a snapshot reader's
 // miss read in NVM (nothing is written, so nothing is cached), so the measured direct reads are
 // about the measured commits' requests, where the warm-up alone ran thousands of them.
 TEST(CountersRun, ZenLrtCountersCoverTheMeasuredPhaseOnly) {
@@ -254,9 +254,11 @@ TEST(CountersRun, ZenLrtCountersCoverTheMeasuredPhaseOnly) {
   o.warmup_s = 0.2;
   o.txns = 200;
   o.profile = "dram";
+  o.zen_plus = true;
   o.nvm_path = path.str();
   RunContext ctx{o, "zen", "cicada"};
   nlohmann::json out = run_pair<zen::Zen<cc::Cicada>, cc::Cicada, Ycsb>(ctx);
+  EXPECT_EQ(out["config"]["engine_variant"], "zen+");
   auto& r = out["results"];
   auto& lrt = r["engine"]["lrt"];
   uint64_t reads = lrt["direct_nvm_reads"].get<uint64_t>(), committed = r["committed"].get<uint64_t>();

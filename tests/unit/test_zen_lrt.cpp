@@ -2,10 +2,12 @@
 // 4.1.2, storage/engines/zen/lrt.h) on tiny databases: each condition of Figure 6 enters the
 // exclusive stage at its threshold and not below it; the privileged transaction works past its
 // Met-Cache region in NVM; a long update that would use up the NVM pages completes; a long scan
-// reads a consistent snapshot in NVM while transfers run, without the exclusive stage.
+// reads a consistent snapshot in NVM while transfers run. Plain Zen (the default): a read-only
+// transaction's misses fill the Met-Cache, and its exclusive mode reclaims what it held back.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -26,6 +28,13 @@ using nvt::test::set_balance;
 
 namespace {
 
+// Zen+ is asked for by name (rundb --zen-plus on); plain Zen is the default.
+DbOptions zen_plus() {
+  DbOptions o;
+  o.zen_plus = true;
+  return o;
+}
+
 // ZenDb (tests/unit/zen_db.h) loaded with 100 per account, and Zen+'s numbers.
 template <class CC>
 struct LrtDb : test::ZenDb<CC> {
@@ -41,14 +50,17 @@ struct LrtDb : test::ZenDb<CC> {
   }
 };
 
-// The DRAM budget that leaves each Met-Cache region at its minimum (kMinEntriesPerRegion).
+// The DRAM budget that leaves each Met-Cache region `entries` entries (at least
+// kMinEntriesPerRegion); min_cache_dram: that minimum.
 template <class CC>
-uint64_t min_cache_dram(DbOptions o) {
+uint64_t cache_dram(DbOptions o, uint64_t entries) {
   TempPath q("zen-lrt-probe");
   LrtDb<CC> probe(q.str(), o);
   uint64_t rest = probe.dram->used() - probe.eng->stats()["met_cache"]["accounts"]["bytes"].template get<uint64_t>();
-  return rest + uint64_t(o.threads) * kMinEntriesPerRegion * MetCache<typename CC::Meta>::entry_bytes(kTuple) + 64;
+  return rest + uint64_t(o.threads) * entries * MetCache<typename CC::Meta>::entry_bytes(kTuple) + 64;
 }
+template <class CC>
+uint64_t min_cache_dram(DbOptions o) { return cache_dram<CC>(o, kMinEntriesPerRegion); }
 
 // Add 1 to accounts [lo, lo + n) in one transaction; false when it aborted.
 template <class Mgr>
@@ -79,7 +91,7 @@ TYPED_TEST_SUITE(ZenLrtTest, MvMethods);
 // Condition 1: a read-write transaction that accessed more than alpha of its region becomes
 // privileged; one just below does not.
 TYPED_TEST(ZenLrtTest, AlphaEntersTheExclusiveStageAboveItsShareOfTheRegion) {
-  DbOptions o;
+  DbOptions o = zen_plus();
   o.rows = 2000;
   o.lrt_alpha = 0.5;
   o.dram_bytes = min_cache_dram<TypeParam>(o);
@@ -96,8 +108,8 @@ TYPED_TEST(ZenLrtTest, AlphaEntersTheExclusiveStageAboveItsShareOfTheRegion) {
   EXPECT_EQ(db.entries("alpha"), 1u) << "the retry runs in the stage it entered";
   EXPECT_EQ(db.entries("beta") + db.entries("gamma") + db.entries("met_cache"), 0u);
   EXPECT_EQ(db.total(), 2000 * 100 + int64_t(2 * limit + 1));
-  // Off: the old exclusive mode only.
-  o.lrt_adaptive = false;
+  // Plain Zen: the exclusive mode only.
+  o.zen_plus = false;
   TempPath p2("zen-lrt-alpha-off");
   LrtDb<TypeParam> off(p2.str(), o);
   typename LrtDb<TypeParam>::Mgr m2(*off.eng, 0);
@@ -109,7 +121,7 @@ TYPED_TEST(ZenLrtTest, AlphaEntersTheExclusiveStageAboveItsShareOfTheRegion) {
 // Past its region the privileged transaction reads and writes NVM-tuples directly (no borrowed
 // entries); what it wrote is read back by others through refills, with its CC history bounded.
 TYPED_TEST(ZenLrtTest, PrivilegedTransactionWritesNvmPastItsRegion) {
-  DbOptions o;
+  DbOptions o = zen_plus();
   o.rows = 2000;
   o.dram_bytes = min_cache_dram<TypeParam>(o);
   TempPath p("zen-lrt-direct");
@@ -138,7 +150,7 @@ TYPED_TEST(ZenLrtTest, PrivilegedTransactionWritesNvmPastItsRegion) {
 // retry that begins beyond it is privileged from its begin.
 TEST(ZenLrt, GammaBoundsTheWastedWorkOfRetries) {
   using CC = cc::Cicada;
-  DbOptions o;
+  DbOptions o = zen_plus();
   o.rows = 1000;
   o.lrt_gamma = 100;
   TempPath p("zen-lrt-gamma");
@@ -171,7 +183,7 @@ TEST(ZenLrt, GammaBoundsTheWastedWorkOfRetries) {
 // stage's end reclaims every thread's garbage, so the transfers go on.
 TEST(ZenLrt, ConcurrentTransfersLetALongUpdateCompleteBelowBeta) {
   using CC = cc::Cicada;
-  DbOptions o;
+  DbOptions o = zen_plus();
   o.rows = 1000;
   o.lrt_beta = 0.5;  // 5 pages of 26214 slots: 2 loaded, so the third taken triggers it
   TempPath p("zen-lrt-beta");
@@ -218,7 +230,7 @@ TEST(ZenLrt, ConcurrentTransfersLetALongUpdateCompleteBelowBeta) {
 // zeroed, and each recovery finds every committed update.
 TEST(ZenLrt, TheStageReturnsEmptyPagesToThePageManager) {
   using CC = cc::Cicada;
-  DbOptions o;
+  DbOptions o = zen_plus();
   o.threads = 1;
   o.rows = kPageBytes / slot_bytes(test::kTuple);  // one loaded page, full
   o.lrt_alpha = 0.1;
@@ -255,19 +267,20 @@ TEST(ZenLrt, TheStageReturnsEmptyPagesToThePageManager) {
   }
 }
 
-// Item 1 of the issue: a long read-only scan is a snapshot reader below every running writer;
-// its misses are read in NVM (no Met-Cache entry), it never blocks the transfers, never aborts
-// and never enters the exclusive stage, and every scan sums to the bank's total.
+// A long read-only scan of Zen+ is a snapshot reader below every running writer: a miss is read
+// in NVM (no Met-Cache entry) with the CC history bound of a refill, and entries written after
+// its bound stay cached (keep()). Transfers run across the whole scanned range, on a Met-Cache
+// smaller than the table (tuples leave it and come back), with every condition on: every scan
+// that commits sums to the bank's total, and scans overlap transfers and read misses in NVM.
 TEST(ZenLrt, ConcurrentTransfersLeaveEveryLongScanSnapshotConsistent) {
   using CC = cc::Cicada;
-  DbOptions o;
+  DbOptions o = zen_plus();
   o.rows = 2000;
   o.threads = 3;
-  // Condition 2 off: each scan holds reclamation back while transfers write, so over thousands
-  // of scans the 7 pages of this heap are all taken, which rightly makes the scan privileged.
-  o.lrt_beta = 0;
+  o.dram_bytes = cache_dram<CC>(o, 400);  // 3 regions of 400 entries: 1200 of 2000 tuples
   TempPath p("zen-lrt-scan");
   LrtDb<CC> db(p.str(), o);
+  ASSERT_LT(db.per_region() * 3, o.rows);
   test::CCServices<CC> svc(3);
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> moved{0};
@@ -275,8 +288,8 @@ TEST(ZenLrt, ConcurrentTransfersLeaveEveryLongScanSnapshotConsistent) {
   for (int t = 1; t <= 2; t++)
     writers.emplace_back([&, t] {
       LrtDb<CC>::Mgr m(*db.eng, t);
-      for (uint64_t i = 0; !stop.load(); i++)  // keys 0..999 only: 1000..1999 stay in NVM
-        if (test::transfer(m, (i * 13 + uint64_t(t)) % 1000, (i * 31 + 7 * uint64_t(t)) % 1000, 1)) moved++;
+      for (uint64_t i = 0; !stop.load(); i++)  // any two accounts of the scanned 2000
+        if (test::transfer(m, (i * 13 + uint64_t(t)) % 2000, (i * 31 + 7 * uint64_t(t) + 1000) % 2000, 1)) moved++;
     });
   LrtDb<CC>::Mgr m0(*db.eng, 0);
   int scans = 0, overlapped = 0, aborts = 0, wrong = 0;
@@ -289,7 +302,7 @@ TEST(ZenLrt, ConcurrentTransfersLeaveEveryLongScanSnapshotConsistent) {
       const char* d = m0.read(0, k);
       if (!d) { ok = false; break; }
       sum += balance_of(d);
-      if (k == 1000) std::this_thread::yield();  // let transfers run inside the scan
+      if (k % 500 == 0) std::this_thread::yield();  // let transfers run inside the scan
     }
     if (!ok || !m0.commit()) {
       if (ok) ADD_FAILURE() << "a snapshot reader's commit failed";
@@ -303,12 +316,108 @@ TEST(ZenLrt, ConcurrentTransfersLeaveEveryLongScanSnapshotConsistent) {
   }
   stop = true;
   for (auto& w : writers) w.join();
-  EXPECT_EQ(wrong, 0) << "a scan saw a partial transfer";
+  EXPECT_EQ(wrong, 0) << "a scan saw a partial transfer (" << scans << " scans, " << aborts << " aborted)";
   EXPECT_GE(overlapped, 10) << "scans with transfers committed inside them";
-  EXPECT_EQ(aborts, 0);
-  EXPECT_GE(db.lrt_stat("direct_nvm_reads"), uint64_t(scans) * 1000);
-  EXPECT_EQ(db.lrt_stat("exclusive_entries"), 0u) << db.lrt().dump();
+  // (A scan may abort: on a cache this small its snapshot can be below the evicted-history bound
+  // as it begins, and the retry reads at a read-write timestamp; see the README.)
+  EXPECT_GT(db.lrt_stat("direct_nvm_reads"), 0u) << "misses were read in NVM";
+  EXPECT_GT(db.eng->stats()["met_cache"]["accounts"]["evictions"].get<uint64_t>(), 0u) << "tuples left the Met-Cache";
   EXPECT_EQ(db.total(), 2000 * 100);
+  EXPECT_EQ(db.eng->check()["violations"].get<uint64_t>(), 0u);
+}
+
+// Issue 25 item 1: plain Zen, the default, is zen-vldb21's: a read-only transaction is not a
+// snapshot reader of the engine's, and its miss fills the Met-Cache (the second read hits);
+// Zen+ (asked for by name) reads a snapshot reader's miss in NVM and leaves the Met-Cache as it was.
+TEST(ZenLrt, PlainZenReadOnlyMissFillsTheMetCacheWhereZenPlusReadsNvm) {
+  using CC = cc::Cicada;
+  EXPECT_FALSE(EngineOptions{}.zen_plus) << "Zen+ is asked for by name";
+  for (bool plus : {false, true}) {
+    DbOptions o;
+    if (plus) o.zen_plus = true;
+    TempPath p(plus ? "zen-plus-ro" : "zen-ro");
+    LrtDb<CC> db(p.str(), o);
+    test::CCServices<CC> svc(2);
+    LrtDb<CC>::Mgr m(*db.eng, 0);
+    EXPECT_EQ(db.eng->snapshot_readers(), plus);
+    EXPECT_EQ(db.lrt()["adaptive"].get<bool>(), plus);
+    for (int round = 0; round < 2; round++) {
+      m.begin(true);
+      for (uint64_t k = 0; k < 10; k++) ASSERT_NE(m.read(0, k), nullptr);
+      EXPECT_EQ(db.eng->thread(0).snapshot, plus) << (plus ? "Zen+" : "Zen") << ": a snapshot reader";
+      ASSERT_TRUE(m.commit());
+    }
+    auto st = db.eng->stats();
+    const uint64_t hits = st["cache_hits"].get<uint64_t>(), nvm = db.lrt_stat("direct_nvm_reads");
+    if (plus) {
+      EXPECT_EQ(hits, 0u) << "Zen+: misses are read in NVM, not cached";
+      EXPECT_EQ(nvm, 20u);
+    } else {
+      EXPECT_EQ(hits, 10u) << "Zen: the first round's misses filled the Met-Cache";
+      EXPECT_EQ(nvm, 0u);
+    }
+  }
+}
+
+// Issue 25 item 4: the stage's counters cover the driver's measured phase only: a stage still on
+// when the phase ends counts up to its end, and one entered after it is not counted.
+TEST(ZenLrt, StageCountersStopAtTheEndOfTheMeasuredPhase) {
+  Lrt l(LrtSettings{true, 0.95, 0.05, 0}, 1000);
+  ASSERT_TRUE(l.take(1, LrtCondition::Beta));  // before the phase: not counted
+  l.release(1);
+  l.begin_measure();
+  ASSERT_TRUE(l.take(0, LrtCondition::Alpha));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  l.end_measure();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the privileged runs on
+  l.release(0);
+  ASSERT_TRUE(l.take(1, LrtCondition::Garbage));  // after the phase: not counted
+  l.release(1);
+  auto st = l.stats();
+  EXPECT_GE(st["exclusive_s"].get<double>(), 0.02);
+  EXPECT_LT(st["exclusive_s"].get<double>(), 0.25) << "time after the measured phase counted";
+  EXPECT_EQ(st["exclusive_entries"].get<uint64_t>(), 1u);
+  EXPECT_EQ(st["entries_by_condition"]["alpha"].get<uint64_t>(), 1u);
+  EXPECT_EQ(st["entries_by_condition"]["garbage"].get<uint64_t>(), 0u);
+  EXPECT_EQ(l.entries(), 1u);
+}
+
+// Issue 25 item 5: plain Zen's exclusive mode (zen-vldb21 section 3.3.4) as designed. A running
+// transaction holds the reclamation minimum back while another thread's garbage queue grows past
+// its threshold: the trigger makes the running transaction the long one, which goes on to commit
+// (it is not aborted); the end of the stage reclaims the queue, and the same backlog never enters
+// the stage again while both threads run on.
+TEST(ZenLrt, PlainZenGarbageTriggerReclaimsItsBacklogAndDoesNotReenter) {
+  using CC = cc::Cicada;
+  DbOptions o;  // plain Zen
+  o.rows = 30000;  // heap room for the backlog: 7 pages of 26214 slots
+  TempPath p("zen-ex-garbage");
+  LrtDb<CC> db(p.str(), o);
+  test::CCServices<CC> svc(2);
+  LrtDb<CC>::Mgr m0(*db.eng, 0), m1(*db.eng, 1);
+  auto pending = [&] { return db.eng->stats()["garbage_pending"].get<uint64_t>(); };
+  m0.begin();  // the long transaction: it read 10 tuples and runs on
+  for (uint64_t k = 0; k < 10; k++) ASSERT_NE(m0.read(0, k), nullptr);
+  // Thread 1 updates until its queue is past the threshold: thread 0 gets G-EX, and thread 1's
+  // next transaction aborts.
+  uint64_t n = 0;
+  while (add_range(m1, 100 + n % 1000, 1)) ASSERT_LE(++n, kGarbageThreshold + 1);
+  EXPECT_EQ(n, kGarbageThreshold + 1);
+  EXPECT_EQ(db.entries("garbage"), 1u);
+  EXPECT_GT(pending(), kGarbageThreshold);
+  for (uint64_t k = 10; k < 20; k++) ASSERT_NE(m0.read(0, k), nullptr) << "the long transaction runs on, alone";
+  ASSERT_TRUE(m0.commit());
+  EXPECT_LT(pending(), 100u) << "the end of the stage reclaimed the queue";
+  EXPECT_GE(db.lrt_stat("stage_reclaimed"), kGarbageThreshold);
+  for (uint64_t i = 0; i < 200; i++) {  // a running transaction the trigger could pick each time
+    m0.begin();
+    ASSERT_NE(m0.read(0, 5000 + i), nullptr);
+    ASSERT_TRUE(add_range(m1, 100 + i, 1));
+    ASSERT_TRUE(m0.commit());
+  }
+  EXPECT_EQ(db.lrt_stat("exclusive_entries"), 1u) << "the same backlog entered the stage again";
+  EXPECT_EQ(db.total(), int64_t(30000 * 100 + n + 200));
+  EXPECT_EQ(db.eng->check()["violations"].get<uint64_t>(), 0u);
 }
 
 }  // namespace

@@ -7,9 +7,9 @@
 //                        transaction with the most accessed tuples becomes privileged.
 //   Condition 3 (gamma): one transaction's accessed tuples over all its aborted attempts
 //                        (wasted work) passed gamma: it becomes privileged.
-// The exclusive mode Zen had before (kept as the baseline, `--lrt-adaptive off`) enters the same
-// stage when a Met-Cache region runs out of unpinned entries or a garbage queue grows long; those
-// triggers are counted here too (met_cache, garbage).
+// Plain Zen (zen-vldb21 section 3.3.4, rundb's default; `--zen-plus on` asks for Zen+) has only
+// the exclusive mode: it enters the same stage when a Met-Cache region runs out of unpinned
+// entries or a garbage queue grows long; those triggers are counted here too (met_cache, garbage).
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -34,7 +34,7 @@ inline const char* condition_name(LrtCondition c) {
 }
 
 struct LrtSettings {
-  bool adaptive = true;  // false: only the old exclusive mode's triggers
+  bool adaptive = false;  // Zen+; false: plain Zen, only the exclusive mode's triggers
   double alpha = 0.95;   // share of a Met-Cache region
   double beta = 0.05;    // share of the NVM page pool
   uint64_t gamma = 0;    // tuples; 0 = kPaperGamma scaled by the database's rows
@@ -85,11 +85,17 @@ class Lrt {
   // The driver's measured phase begins: stats() counts from here on (counters cover the
   // measured phase only; a stage on at this moment counts its time from here).
   void begin_measure() { base_ = counts(); }
+  // The driver's measured phase ends: stats() stops counting here (a stage on at this moment
+  // counts its time up to here; the privileged transaction may run on until the workers join).
+  void end_measure() {
+    end_ = counts();
+    ended_ = true;
+  }
   // Stage entries in the measured phase.
-  uint64_t entries() const { return epoch_.load() - base_.entries; }
+  uint64_t entries() const { return (ended_ ? end_.entries : epoch_.load()) - base_.entries; }
 
   nlohmann::json stats() const {
-    Counts c = counts();
+    Counts c = ended_ ? end_ : counts();
     nlohmann::json by;
     for (int i = 0; i < int(LrtCondition::kCount); i++) by[condition_name(LrtCondition(i))] = c.by[i] - base_.by[i];
     return {{"adaptive", s_.adaptive},
@@ -128,6 +134,8 @@ class Lrt {
   LrtSettings s_;
   uint64_t gamma_ = 0;
   Counts base_;  // at the start of the measured phase (zero until then)
+  Counts end_;   // at its end, once ended_
+  bool ended_ = false;
   std::atomic<int> gex_{-1};
   std::atomic<uint64_t> since_ns_{0};  // when the holder took G-EX
   std::atomic<uint64_t> epoch_{0}, exclusive_ns_{0}, wasted_{0};

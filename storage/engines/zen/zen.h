@@ -152,7 +152,7 @@ class Zen {
 
   Zen(EngineEnv& env, const std::vector<TableInfo>& tables)
       : env_(env), nthreads_(env.opt.threads), shared_(new Shared[size_t(env.opt.threads)]),
-        lrt_(LrtSettings{env.opt.lrt_adaptive && kKeepsHistory, env.opt.lrt_alpha, env.opt.lrt_beta, env.opt.lrt_gamma},
+        lrt_(LrtSettings{env.opt.zen_plus && kKeepsHistory, env.opt.lrt_alpha, env.opt.lrt_beta, env.opt.lrt_gamma},
              total_rows(tables)) {
     if (tables.size() > kMaxTables) throw std::invalid_argument("zen: too many tables");
     std::vector<uint32_t> strides;
@@ -547,7 +547,7 @@ class Zen {
     }
     th.done = false;
     if (th.exclusive) {
-      if (lrt_.adaptive()) end_exclusive(th);
+      end_exclusive(th);  // Zen's exclusive mode as Zen+'s stage: it reclaims what it held back
       th.exclusive = false;
       std::fill(th.region_full.begin(), th.region_full.end(), 0);
     }
@@ -568,6 +568,8 @@ class Zen {
   void stop() {}
   // The driver's measured phase begins: Zen+'s counters (results.engine.lrt) count from here.
   void begin_measure() { lrt_.begin_measure(); }
+  // ... and stop counting here (the driver's phase is kDone; workers finish their transaction).
+  void end_measure() { lrt_.end_measure(); }
 
   RecoveryReport recover(int nthreads) {
     RecoveryReport rep;
@@ -1151,7 +1153,13 @@ class Zen {
         shared_[th.tid].free_pages.exchange(false, std::memory_order_acq_rel))
       free_empty_pages(th);
     if (!lrt_.adaptive()) {
-      if (th.garbage.size() > kGarbageThreshold) request_exclusive(LrtCondition::Garbage);
+      // Zen's trigger (ii): a queue past the threshold that a running transaction holds back.
+      // What is reclaimable now (a backlog the stage's end or a finished long transaction left)
+      // is reclaimed instead, so the same backlog never enters the stage again.
+      if (th.garbage.size() > kGarbageThreshold) {
+        reclaim(th, ~size_t(0));
+        if (th.garbage.size() > kGarbageThreshold) request_exclusive(LrtCondition::Garbage);
+      }
       return;
     }
     // Condition 2, looked at when pages were taken since this thread last looked (a heap whose

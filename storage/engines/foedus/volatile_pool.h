@@ -1,6 +1,7 @@
 // The pool of volatile pages in DRAM (foedus-sigmod15 section 4): fixed-size pages taken when a
 // transaction installs a volatile page and given back when the gleaner drops one (7.5). Its size
-// comes from the DRAM budget; its fill is the gleaner's "DRAM pressure" trigger.
+// comes from the DRAM budget's data share (its pages are data; the free list is overhead); its
+// fill is the gleaner's "DRAM pressure" trigger.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -16,11 +17,15 @@ class VolatilePool {
  public:
   VolatilePool(dev::DramBudget& budget, uint64_t pages, uint32_t page_size)
       : budget_(budget), pages_(pages), page_size_(page_size) {
-    mem_ = static_cast<char*>(budget.alloc(pages_ * page_size_, "foedus.volatile_pages"));
+    mem_ = static_cast<char*>(budget.alloc(pages_ * page_size_, "foedus.volatile_pages", dev::DramUse::Data));
+    budget.charge(pages_ * sizeof(Page*), "foedus.volatile_free_list");
     free_.reserve(pages_);
     for (uint64_t i = pages_; i-- > 0;) free_.push_back(reinterpret_cast<Page*>(mem_ + i * page_size_));
   }
-  ~VolatilePool() { budget_.free(mem_, pages_ * page_size_, "foedus.volatile_pages"); }
+  ~VolatilePool() {
+    budget_.free(mem_, pages_ * page_size_, "foedus.volatile_pages");
+    budget_.uncharge(pages_ * sizeof(Page*), "foedus.volatile_free_list");
+  }
   VolatilePool(const VolatilePool&) = delete;
   VolatilePool& operator=(const VolatilePool&) = delete;
 

@@ -83,9 +83,8 @@ class Foedus {
     std::vector<std::unique_ptr<char[]>> chunks;
     size_t chunk = 0, used = 0;
     std::vector<char> page;
-    void grow(size_t bytes) {
-      dram->charge(bytes, kCopies);
-      charged += bytes;
+    void grow(size_t bytes, bool charge = true) {
+      if (charge) dram->charge(bytes, kCopies), charged += bytes;
       chunks.emplace_back(new char[bytes]);
     }
     char* copy_space(uint32_t len) {
@@ -173,9 +172,10 @@ class Foedus {
     // data, dropped by the gleaner at kPressure fill) and 1/4 snapshot cache (read snapshot
     // pages); FOEDUS-NoSC keeps the same volatile pool, with no cache. An eighth of what the
     // whole budget has left after that stays free for the gleaner's working memory (charged
-    // while it lives, foedus.gleaner_work).
+    // while it lives, foedus.gleaner_work). The pool also holds the index pages below.
     log_mem_ = static_cast<char*>(env.dram.alloc(kLogBufferBytes * nlogs_, "foedus.log_buffers"));
     env.dram.charge(kPrivateBytesPerThread * uint64_t(nthreads_), "private");
+    env.dram.charge(uint64_t(nthreads_) * (Thread::kChunk + ps_), Thread::kCopies);  // allocated below
     uint64_t table_bytes = 0, min_pages = 0;
     for (auto& t : trees_) {
       table_bytes += t.shape.total_pages() * sizeof(SnapshotPtr);
@@ -187,18 +187,19 @@ class Foedus {
       min_pages += leaves / std::max<uint64_t>(2, t->g.fanout * 3 / 4) + 4 + uint64_t(nthreads_) * 4;
     }
     env.dram.charge(table_bytes, "foedus.gleaner_page_tables");
-    const uint64_t data = std::min(env.dram.data_left(), env.dram.left() - env.dram.left() / 8);
-    uint64_t pool_pages = std::max<uint64_t>(min_pages + 16, data / 4 * 3 / ps_);
-    uint64_t frames = o.snapshot_cache && data > pool_pages * ps_ ? (data - pool_pages * ps_) / ps_ : 0;
-    if (pool_pages * ps_ > data || (o.snapshot_cache && (frames < SnapshotCache::kMinFrames ||
-                                                         frames * SnapshotCache::kOverhead > env.dram.left() - data)))
-      throw dev::BudgetError(
-          "FOEDUS: its DRAM for data (" + std::to_string(data) + " B of the data cap " +
-          std::to_string(env.dram.data_cap()) + " B, database / P) cannot hold the " + std::to_string(min_pages + 16) +
-          " volatile pages it must keep (roots, ordered trees' interior pages, one path per thread) of " +
-          std::to_string(ps_) + " B" + (o.snapshot_cache ? " and 4 snapshot cache frames" : "") +
-          ": lower --p-ratio or --page-size");
-    pool_ = std::make_unique<VolatilePool>(env.dram, pool_pages, ps_);
+    // What must stay volatile whatever the data (roots, the ordered trees' interior pages at
+    // their capacity, a path per thread) is FOEDUS's index: overhead, as other engines' indexes.
+    const uint64_t index_pages = min_pages + 16;
+    const uint64_t rest = env.dram.left() - std::min(env.dram.left(), index_pages * ps_);
+    const uint64_t data = std::min(env.dram.data_left(), rest - rest / 8);
+    const uint64_t pool_pages = data / 4 * 3 / ps_;
+    const uint64_t frames = o.snapshot_cache ? (data - pool_pages * ps_) / ps_ : 0;
+    if (o.snapshot_cache && (frames < SnapshotCache::kMinFrames || frames * SnapshotCache::kOverhead > rest - data))
+      throw dev::BudgetError("FOEDUS: its DRAM for data (" + std::to_string(data) + " B of the data cap " +
+                             std::to_string(env.dram.data_cap()) + " B, database / P) holds fewer than " +
+                             std::to_string(SnapshotCache::kMinFrames) + " snapshot cache frames of " +
+                             std::to_string(ps_) + " B beside its volatile pages: lower --p-ratio or --page-size");
+    pool_ = std::make_unique<VolatilePool>(env.dram, index_pages, pool_pages, ps_);
     if (o.snapshot_cache) cache_ = std::make_unique<SnapshotCache>(env.dram, frames, ps_);
     for (uint32_t i = 0; i < nlogs_; i++)
       logs_.push_back(std::make_unique<WorkerLog>(log_mem_ + i * kLogBufferBytes, kLogBufferBytes));
@@ -210,10 +211,9 @@ class Foedus {
       Thread& th = threads_[size_t(i)];
       th.log = logs_[size_t(i)].get();
       th.dram = &env.dram;
-      env.dram.charge(ps_, Thread::kCopies);
-      th.charged += ps_;
+      th.charged = Thread::kChunk + ps_;  // charged above
       th.page.resize(ps_);
-      th.grow(Thread::kChunk);
+      th.grow(Thread::kChunk, false);
     }
     if (!meta.existed) {
       // A fresh image: the initial snapshot's leaves are laid out now, in order, and load()

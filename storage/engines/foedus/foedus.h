@@ -61,10 +61,12 @@ class Foedus {
     // Counters, monotonic; written by the worker alone, read by begin_measure() while it runs.
     struct Count {
       std::atomic<uint64_t> n{0};
-      void operator++(int) { n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+      void operator++(int) { *this += 1; }
+      void operator+=(uint64_t k) { n.store(n.load(std::memory_order_relaxed) + k, std::memory_order_relaxed); }
       operator uint64_t() const { return n.load(std::memory_order_relaxed); }
     };
     Count volatile_reads, snapshot_reads, cache_hits, cache_misses, installs;
+    Count miss_bytes;  // NVM bytes the cache misses read (as the device model counted them)
     // Ordered trees: the node set (page versions a scan or a lookup that found no key relied
     // on, and the TID words of absent records it passed over) and the dual pointers a scan
     // followed into the snapshot world; validate() checks both. `inserted`: this transaction's
@@ -72,15 +74,23 @@ class Foedus {
     std::vector<std::pair<std::atomic<uint64_t>*, uint64_t>> node_set;
     std::vector<const DualPointer*> scan_ptrs;
     std::vector<const std::atomic<uint64_t>*> inserted;
-    // Copies of snapshot records handed to the CC, valid until release().
+    // Copies of snapshot records handed to the CC, valid until release(), and a snapshot page
+    // read without the cache: charged to the ledger (foedus.thread_copies) as they grow.
+    static constexpr size_t kChunk = 64 << 10;
+    static constexpr const char* kCopies = "foedus.thread_copies";
+    dev::DramBudget* dram = nullptr;
+    uint64_t charged = 0;
     std::vector<std::unique_ptr<char[]>> chunks;
     size_t chunk = 0, used = 0;
-    std::vector<char> page;  // a snapshot page read without the cache
+    std::vector<char> page;
+    void grow(size_t bytes, bool charge = true) {
+      if (charge) dram->charge(bytes, kCopies), charged += bytes;
+      chunks.emplace_back(new char[bytes]);
+    }
     char* copy_space(uint32_t len) {
-      constexpr size_t kChunk = 64 << 10;
       if (chunks.empty() || used + len > kChunk) {
         if (!chunks.empty()) chunk++, used = 0;
-        if (chunk == chunks.size()) chunks.emplace_back(new char[std::max<size_t>(kChunk, len)]);
+        if (chunk == chunks.size()) grow(std::max<size_t>(kChunk, len));
       }
       char* p = chunks[chunk].get() + used;
       used += (len + 7) / 8 * 8;
@@ -156,10 +166,16 @@ class Foedus {
     std::vector<dev::Region> files;
     for (uint32_t i = 0; i < nlogs_; i++)
       files.push_back(env.nvm.region("foedus.log." + std::to_string(i), o.log_bytes, dev::RegionKind::Persistent));
-    // DRAM: log buffers and private data, the gleaner's page tables, then volatile pages and the
-    // snapshot cache share what is left.
+    // DRAM (the one DRAM rule, storage/device/dram_budget.h): log buffers, private data and the
+    // gleaner's page tables are overhead; volatile pages and the snapshot cache's frames are
+    // the data, together at most database / P (data_left()), 3/4 volatile pages (hot, written
+    // data, dropped by the gleaner at kPressure fill) and 1/4 snapshot cache (read snapshot
+    // pages); FOEDUS-NoSC keeps the same volatile pool, with no cache. An eighth of what the
+    // whole budget has left after that stays free for the gleaner's working memory (charged
+    // while it lives, foedus.gleaner_work). The pool also holds the index pages below.
     log_mem_ = static_cast<char*>(env.dram.alloc(kLogBufferBytes * nlogs_, "foedus.log_buffers"));
     env.dram.charge(kPrivateBytesPerThread * uint64_t(nthreads_), "private");
+    env.dram.charge(uint64_t(nthreads_) * (Thread::kChunk + ps_), Thread::kCopies);  // allocated below
     uint64_t table_bytes = 0, min_pages = 0;
     for (auto& t : trees_) {
       table_bytes += t.shape.total_pages() * sizeof(SnapshotPtr);
@@ -171,14 +187,20 @@ class Foedus {
       min_pages += leaves / std::max<uint64_t>(2, t->g.fanout * 3 / 4) + 4 + uint64_t(nthreads_) * 4;
     }
     env.dram.charge(table_bytes, "foedus.gleaner_page_tables");
-    uint64_t left = env.dram.left();
-    uint64_t pool_pages = std::max<uint64_t>(min_pages + 16, left / 4 * 3 / ps_);
-    if (pool_pages * ps_ > left)
-      throw dev::BudgetError("FOEDUS: the DRAM budget (" + std::to_string(env.dram.budget()) +
-                             " B) leaves no room for its volatile pages and snapshot cache: raise --dram-size or lower --p-ratio");
-    pool_ = std::make_unique<VolatilePool>(env.dram, pool_pages, ps_);
-    if (o.snapshot_cache)
-      cache_ = std::make_unique<SnapshotCache>(env.dram, env.dram.left() / (ps_ + SnapshotCache::kOverhead), ps_);
+    // What must stay volatile whatever the data (roots, the ordered trees' interior pages at
+    // their capacity, a path per thread) is FOEDUS's index: overhead, as other engines' indexes.
+    const uint64_t index_pages = min_pages + 16;
+    const uint64_t rest = env.dram.left() - std::min(env.dram.left(), index_pages * ps_);
+    const uint64_t data = std::min(env.dram.data_left(), rest - rest / 8);
+    const uint64_t pool_pages = data / 4 * 3 / ps_;
+    const uint64_t frames = o.snapshot_cache ? (data - pool_pages * ps_) / ps_ : 0;
+    if (o.snapshot_cache && (frames < SnapshotCache::kMinFrames || frames * SnapshotCache::kOverhead > rest - data))
+      throw dev::BudgetError("FOEDUS: its DRAM for data (" + std::to_string(data) + " B of the data cap " +
+                             std::to_string(env.dram.data_cap()) + " B, database / P) holds fewer than " +
+                             std::to_string(SnapshotCache::kMinFrames) + " snapshot cache frames of " +
+                             std::to_string(ps_) + " B beside its volatile pages: lower --p-ratio or --page-size");
+    pool_ = std::make_unique<VolatilePool>(env.dram, index_pages, pool_pages, ps_);
+    if (o.snapshot_cache) cache_ = std::make_unique<SnapshotCache>(env.dram, frames, ps_);
     for (uint32_t i = 0; i < nlogs_; i++)
       logs_.push_back(std::make_unique<WorkerLog>(log_mem_ + i * kLogBufferBytes, kLogBufferBytes));
     std::vector<WorkerLog*> wl;
@@ -186,8 +208,12 @@ class Foedus {
     writer_ = std::make_unique<LogWriter>(meta_, std::move(files), wl, o.epoch_ms);
     threads_.resize(size_t(nthreads_));
     for (int i = 0; i < nthreads_; i++) {
-      threads_[size_t(i)].log = logs_[size_t(i)].get();
-      threads_[size_t(i)].page.resize(ps_);
+      Thread& th = threads_[size_t(i)];
+      th.log = logs_[size_t(i)].get();
+      th.dram = &env.dram;
+      th.charged = Thread::kChunk + ps_;  // charged above
+      th.page.resize(ps_);
+      th.grow(Thread::kChunk, false);
     }
     if (!meta.existed) {
       // A fresh image: the initial snapshot's leaves are laid out now, in order, and load()
@@ -205,6 +231,7 @@ class Foedus {
       if (s->root) pool_->give(s->root);
     for (auto& t : ordered_) t->free_all(*pool_);
     env_.dram.free(log_mem_, kLogBufferBytes * nlogs_, "foedus.log_buffers");
+    for (Thread& th : threads_) env_.dram.uncharge(th.charged, Thread::kCopies);
   }
 
   Thread& thread(int tid) { return threads_.at(size_t(tid)); }
@@ -471,7 +498,6 @@ class Foedus {
       th.log->buf.put(rec, a.local, a.len);
     }
     th.log->buf.publish();
-    th.log->records.fetch_add(recs, std::memory_order_release);
     return tid;
   }
   void install(Thread&, Access& a) {
@@ -547,7 +573,7 @@ class Foedus {
     rep.lap("truncate_logs");
     GleanResult r = glean(trees_, tsnap_, *area_, ranges, durable, snapshot_id_ + 1,
                           std::min(nthreads, env_.opt.gleaner_mappers > 1 ? env_.opt.gleaner_mappers : nthreads),
-                          std::max(1, env_.opt.gleaner_reducers > 1 ? env_.opt.gleaner_reducers : nthreads));
+                          std::max(1, env_.opt.gleaner_reducers > 1 ? env_.opt.gleaner_reducers : nthreads), &env_.dram);
     rep.replayed = r.records;
     note_torn(r, ranges);
     dev::crash_point("foedus.restart");
@@ -561,8 +587,14 @@ class Foedus {
     record(r, 0);
     rep.lap("glean_logs");
     make_roots();  // no volatile pages but the roots
-    rep.lap("install_roots");
     for (auto& s : storages_) rep.rows += s->shape.capacity;
+    for (auto& t : tsnap_)  // the trees' rows: each snapshot leaf's count, from its header
+      for (const TreeLeaf& l : t.leaves) {
+        const Page* p = area_->page(snapshot_index(l.ptr));
+        dev::read(p, sizeof(PageHeader));
+        rep.rows += tp::count(p);
+      }
+    rep.lap("install_roots");
     return rep;
   }
 
@@ -671,20 +703,22 @@ class Foedus {
 
   // Counters of the measured phase start here (the driver calls it as the phase starts).
   void begin_measure() {
-    std::array<uint64_t, 5> c = counts();
+    std::array<uint64_t, 6> c = counts();
     std::lock_guard g(stats_mu_);
     measured_ = Totals{};
     counts0_ = c;
   }
-  // Workers' counters summed: volatile reads, snapshot reads, cache hits, misses, installs.
-  std::array<uint64_t, 5> counts() const {
-    std::array<uint64_t, 5> c{};
+  // Workers' counters summed: volatile reads, snapshot reads, cache hits, misses, installs,
+  // the misses' NVM bytes.
+  std::array<uint64_t, 6> counts() const {
+    std::array<uint64_t, 6> c{};
     for (auto& th : threads_) {
       c[0] += th.volatile_reads;
       c[1] += th.snapshot_reads;
       c[2] += th.cache_hits;
       c[3] += th.cache_misses;
       c[4] += th.installs;
+      c[5] += th.miss_bytes;
     }
     return c;
   }
@@ -692,11 +726,11 @@ class Foedus {
   // Counts since begin_measure() (the measured phase; since the start when it was not called),
   // but `gleaner` and `log_writer`, which are lifetime totals (`gleaner_measured`: the phase's).
   nlohmann::json stats() const {
-    std::array<uint64_t, 5> c = counts();
+    std::array<uint64_t, 6> c = counts();
     LogWriter::Stats ls = writer_->stats();
     std::lock_guard g(stats_mu_);
     for (size_t i = 0; i < c.size(); i++) c[i] -= counts0_[i];
-    uint64_t vr = c[0], sr = c[1], hits = c[2], misses = c[3], inst = c[4];
+    uint64_t vr = c[0], sr = c[1], hits = c[2], misses = c[3], inst = c[4], miss_bytes = c[5];
     auto totals = [&](const Totals& t) {
       return nlohmann::json{{"runs", t.runs},
                             {"time_s", t.time_s},
@@ -714,8 +748,14 @@ class Foedus {
                             {"nvm_write_bytes", t.device.nvm_write_bytes},
                             {"clwb", t.device.clwb},
                             {"sfence", t.device.sfence},
+                            {"interior_s", t.interior_s},
+                            {"reducer_input_records", t.reducer_input},
+                            {"work_bytes_peak", t.work_peak},
+                            {"work_bytes_unbudgeted", t.work_unbudgeted},
+                            // Each stage's records over its own time: the mappers' records read,
+                            // the reducers' records applied (after both compactions).
                             {"mapper_records_per_s", t.map_s > 0 ? double(t.records) / t.map_s : 0.0},
-                            {"reducer_records_per_s", t.reduce_s > 0 ? double(t.records) / t.reduce_s : 0.0}};
+                            {"reducer_records_per_s", t.reduce_s > 0 ? double(t.applied) / t.reduce_s : 0.0}};
     };
     return {{"page_size", ps_},
             {"snapshot_cache",
@@ -724,7 +764,8 @@ class Foedus {
               {"bytes", cache_ ? cache_->bytes() : 0},
               {"hits", hits},
               {"misses", misses},
-              {"bytes_read_per_miss", ps_},
+              {"miss_nvm_read_bytes", miss_bytes},
+              {"bytes_read_per_miss", misses ? double(miss_bytes) / double(misses) : 0.0},
               {"evictions", cache_ ? cache_->evictions() : 0}}},
             {"volatile_pages", {{"in_use", pool_->in_use()}, {"capacity", pool_->capacity()}, {"installed", inst}}},
             {"snapshot_pages", {{"in_use", area_->in_use()}, {"capacity", area_->pages()}}},
@@ -761,8 +802,9 @@ class Foedus {
     Page* root = nullptr;  // always volatile
   };
   struct Totals {
-    uint64_t runs = 0, records = 0, applied = 0, log_bytes = 0, pages = 0, bytes = 0, dropped = 0;
-    double time_s = 0, map_s = 0, reduce_s = 0, install_s = 0, pause_s = 0;
+    uint64_t runs = 0, records = 0, reducer_input = 0, applied = 0, log_bytes = 0, pages = 0, bytes = 0, dropped = 0;
+    uint64_t work_peak = 0, work_unbudgeted = 0;
+    double time_s = 0, map_s = 0, reduce_s = 0, interior_s = 0, install_s = 0, pause_s = 0;
     dev::Counters device;
   };
 
@@ -770,15 +812,18 @@ class Foedus {
   template <class F>
   void with_snapshot_page(Thread& th, SnapshotPtr sp, F&& f) {
     const Page* nvm = area_->page(snapshot_index(sp));
+    const uint64_t read0 = dev::my_counters().nvm_read_bytes;
     if (cache_) {
       SnapshotCache::Pin pin = cache_->get(sp, nvm);
       (pin.hit ? th.cache_hits : th.cache_misses)++;
+      if (!pin.hit) th.miss_bytes += dev::my_counters().nvm_read_bytes - read0;
       f(pin.page);
       cache_->unpin(pin.frame);
     } else {
       dev::read(nvm, ps_);
       memcpy(th.page.data(), nvm, ps_);
       th.cache_misses++;
+      th.miss_bytes += dev::my_counters().nvm_read_bytes - read0;
       f(reinterpret_cast<const Page*>(th.page.data()));
     }
   }
@@ -1091,7 +1136,6 @@ class Foedus {
   bool run_gleaner(bool) {
     std::lock_guard g(glean_mu_);
     auto t0 = std::chrono::steady_clock::now();
-    dev::Counters c0 = dev::my_counters();
     uint64_t epoch = writer_->durable_epoch();  // first: the marker's LSNs below cover it
     if (epoch <= snapshot_epoch_) return false;
     std::vector<LogRange> ranges;
@@ -1099,7 +1143,10 @@ class Foedus {
       ranges.push_back({writer_->file(i), writer_->file_bytes(i), writer_->gleaned(i), writer_->marker_lsn(i)});
     for (size_t i = 0; i < ordered_.size(); i++) tsnap_[i].bounds = ordered_[i]->leaf_bounds();
     GleanResult r = glean(trees_, tsnap_, *area_, ranges, epoch, snapshot_id_ + 1, env_.opt.gleaner_mappers,
-                          env_.opt.gleaner_reducers);
+                          env_.opt.gleaner_reducers, &env_.dram);
+    // glean() counted its own traffic (this thread's interior pages included): from here on,
+    // the metadata and the install pass only.
+    dev::Counters c0 = dev::my_counters();
     note_torn(r, ranges);
     dev::crash_point("foedus.gleaner_before_metadata");
     write_snapshot_meta(snapshot_id_ + 1, epoch, r.stop);
@@ -1137,7 +1184,11 @@ class Foedus {
     for (Totals* t : {&lifetime_, &measured_}) {
       t->runs++;
       t->records += r.records;
+      t->reducer_input += r.reducer_input;
       t->applied += r.applied;
+      t->interior_s += r.interior_s;
+      t->work_peak = std::max(t->work_peak, r.work_peak_bytes);
+      t->work_unbudgeted += r.work_unbudgeted_bytes;
       t->log_bytes += r.log_bytes;
       t->pages += r.pages_written;
       t->bytes += r.bytes_written;
@@ -1217,7 +1268,7 @@ class Foedus {
   Totals lifetime_, measured_;
   std::vector<std::pair<uint64_t, uint64_t>> tree_sizes_;
   std::vector<std::string> torn_;  // torn logs found by gleanings (stats_mu_)  // per ordered tree: snapshot leaves, interior pages
-  std::array<uint64_t, 5> counts0_{};
+  std::array<uint64_t, 6> counts0_{};
 };
 
 }  // namespace nvt::foedus

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <atomic>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 
@@ -36,17 +38,75 @@ struct KeyHash {
   size_t operator()(const KeyOf& k) const { return std::hash<uint64_t>()(k.key * 0x9E3779B97F4A7C15ull ^ k.tree); }
 };
 
-}  // namespace
-
-void read_ring(const char* base, uint64_t cap, uint64_t from, uint64_t to, char* out) {
-  while (from < to) {
-    uint64_t at = from % cap, n = std::min(to - from, cap - at);
-    dev::read(base + at, n);
-    memcpy(out, base + at, n);
-    out += n;
-    from += n;
+// The gleaner's DRAM working memory, charged to the ledger (overhead, foedus.gleaner_work) from
+// when it is allocated until it is freed. A charge the budget cannot cover is not refused (the
+// logs would fill and stop every writer) but counted apart and reported.
+class WorkMemory {
+ public:
+  explicit WorkMemory(dev::DramBudget* b) : b_(b) {}
+  ~WorkMemory() { release(charged_.load()); }
+  static constexpr const char* kWhat = "foedus.gleaner_work";
+  // Returns what was charged (give it back to release()).
+  uint64_t take(uint64_t bytes) {
+    uint64_t now = live_.fetch_add(bytes) + bytes;
+    for (uint64_t p = peak_.load(); p < now && !peak_.compare_exchange_weak(p, now);) {
+    }
+    if (!b_ || !bytes) return 0;
+    try {
+      b_->charge(bytes, kWhat);
+    } catch (const dev::BudgetError&) {
+      unbudgeted_.fetch_add(bytes);
+      return 0;
+    }
+    charged_.fetch_add(bytes);
+    return bytes;
   }
+  // `live`: what take() was asked for; `charged`: what it returned.
+  void give(uint64_t live, uint64_t charged) {
+    live_.fetch_sub(live);
+    release(charged);
+  }
+  uint64_t peak() const { return peak_.load(); }
+  uint64_t unbudgeted() const { return unbudgeted_.load(); }
+
+ private:
+  void release(uint64_t charged) {
+    if (b_ && charged) {
+      b_->uncharge(charged, kWhat);
+      charged_.fetch_sub(charged);
+    }
+  }
+  dev::DramBudget* b_;
+  std::atomic<uint64_t> live_{0}, peak_{0}, charged_{0}, unbudgeted_{0};
+};
+
+// One allocation's worth of working memory: taken when sized, given back when freed.
+struct WorkCharge {
+  explicit WorkCharge(WorkMemory& m) : w(m) {}
+  WorkCharge(const WorkCharge&) = delete;
+  WorkCharge& operator=(const WorkCharge&) = delete;
+  WorkMemory& w;
+  uint64_t live = 0, charged = 0;
+  void set(uint64_t bytes) {  // the allocation now holds `bytes`
+    if (bytes > live) charged += w.take(bytes - live), live = bytes;
+  }
+  void clear() {
+    w.give(live, charged);
+    live = charged = 0;
+  }
+  ~WorkCharge() { clear(); }
+};
+
+template <class V>
+uint64_t vector_bytes(const V& v) {
+  return v.capacity() * sizeof(typename V::value_type);
 }
+template <class M>
+uint64_t map_bytes(const M& m) {  // libstdc++: a node (next, value, cached hash) per entry, the buckets
+  return m.size() * (sizeof(void*) + sizeof(typename M::value_type) + sizeof(size_t)) + m.bucket_count() * sizeof(void*);
+}
+
+}  // namespace
 
 uint64_t write_interiors(std::vector<SnapshotTree>& trees, SnapshotArea& area,
                          std::vector<std::vector<uint64_t>>& changed, uint64_t epoch, uint64_t snapshot_id) {
@@ -85,8 +145,10 @@ uint64_t write_interiors(std::vector<SnapshotTree>& trees, SnapshotArea& area,
 }
 
 GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& ordered, SnapshotArea& area,
-                  const std::vector<LogRange>& logs, uint64_t epoch, uint64_t snapshot_id, int mappers, int reducers) {
+                  const std::vector<LogRange>& logs, uint64_t epoch, uint64_t snapshot_id, int mappers, int reducers,
+                  dev::DramBudget* dram) {
   GleanResult res;
+  WorkMemory work(dram);
   res.stop.resize(logs.size());
   res.torn.assign(logs.size(), 0);
   std::mutex mu;
@@ -118,25 +180,49 @@ GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& o
 
   // Mappers: read, filter by epoch, compact per key, partition by (storage, leaf) among reducers.
   auto t0 = clk::now();
-  std::vector<std::vector<char>> bufs(logs.size());
+  // The records are read where they lie in the log files (the range stays put until the caller
+  // moves the gleaned LSN); one that wraps round a ring's end is copied out whole.
+  std::vector<std::vector<char>> wrapped(logs.size());
   std::vector<std::vector<std::vector<Entry>>> buckets(static_cast<size_t>(mappers), std::vector<std::vector<Entry>>(static_cast<size_t>(reducers)));
+  std::vector<std::unique_ptr<WorkCharge>> bucket_mem;
+  for (int m = 0; m < mappers; m++) bucket_mem.push_back(std::make_unique<WorkCharge>(work));
   std::vector<uint64_t> read_records(size_t(mappers), 0), log_bytes(size_t(mappers), 0);
   parallel(mappers, [&](int m) {
     dev::Counters c0 = dev::my_counters();
     std::unordered_map<KeyOf, size_t, KeyHash> last;  // (storage, key) -> index in `mine`
     std::vector<Entry> mine;
+    WorkCharge mem(work);
     for (size_t i = size_t(m); i < logs.size(); i += size_t(mappers)) {
       const LogRange& l = logs[i];
       res.stop[i] = l.from;
       if (l.to <= l.from) continue;
-      std::vector<char>& b = bufs[i];
-      b.resize(l.to - l.from);
-      read_ring(l.base, l.cap, l.from, l.to, b.data());
+      const uint64_t len = l.to - l.from;
+      for (uint64_t from = l.from; from < l.to;) {  // charged as the copy into DRAM was
+        uint64_t at = from % l.cap, n = std::min(l.to - from, l.cap - at);
+        dev::read(l.base + at, n);
+        from += n;
+      }
+      // `need` contiguous bytes at offset `off` of the range (a record across the ring's end: a copy).
+      auto view = [&](uint64_t off, uint64_t need) -> const char* {
+        uint64_t at = (l.from + off) % l.cap;
+        if (at + need <= l.cap) return l.base + at;
+        std::vector<char>& w = wrapped[i];
+        w.resize(need);
+        mem.set(vector_bytes(mine) + map_bytes(last) + vector_bytes(w));
+        for (uint64_t k = 0; k < need;) {
+          uint64_t a = (l.from + off + k) % l.cap, n = std::min(need - k, l.cap - a);
+          memcpy(w.data() + k, l.base + a, n);
+          k += n;
+        }
+        return w.data();
+      };
       uint64_t off = 0, stop = ~0ull;  // stop: the first record above the epoch
-      while (off < b.size()) {
-        const auto* r = reinterpret_cast<const LogRecord*>(b.data() + off);
-        uint32_t storage = off + sizeof(LogRecord) <= b.size() ? r->storage & ~LogRecord::kDelete : kMaxStorages;
-        if (storage == kMaxStorages || r->bytes != size_of(storage) || off + r->bytes > b.size() || !r->intact()) {
+      while (off < len) {
+        const auto* r = off + sizeof(LogRecord) <= len ? reinterpret_cast<const LogRecord*>(view(off, sizeof(LogRecord))) : nullptr;
+        uint32_t storage = r ? r->storage & ~LogRecord::kDelete : kMaxStorages;
+        if (storage != kMaxStorages && r->bytes == size_of(storage) && off + r->bytes <= len)
+          r = reinterpret_cast<const LogRecord*>(view(off, r->bytes));
+        if (storage == kMaxStorages || r->bytes != size_of(storage) || off + r->bytes > len || !r->intact()) {
           res.torn[i] = 1;  // within the durable range, yet no record of this image
           break;
         }
@@ -160,12 +246,21 @@ GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& o
       res.stop[i] = l.from + off;
       log_bytes[size_t(m)] += off;
     }
+    mem.set(vector_bytes(mine) + map_bytes(last));
+    auto& mb = buckets[size_t(m)];
     for (const Entry& e : mine)
-      buckets[size_t(m)][((leaf_of(e) ^ uint64_t(e.tree) << 40) * 0x9E3779B97F4A7C15ull >> 17) % uint64_t(reducers)]
-          .push_back(e);
+      mb[((leaf_of(e) ^ uint64_t(e.tree) << 40) * 0x9E3779B97F4A7C15ull >> 17) % uint64_t(reducers)].push_back(e);
+    uint64_t held = 0;
+    for (auto& b : mb) held += vector_bytes(b);
+    bucket_mem[size_t(m)]->set(held);  // until the reducers are done with them
+    mine = {};
+    last = {};
+    mem.clear();
     account(c0);
   });
   for (int m = 0; m < mappers; m++) res.records += read_records[size_t(m)], res.log_bytes += log_bytes[size_t(m)];
+  for (auto& mb : buckets)
+    for (auto& b : mb) res.reducer_input += b.size();
   res.map_s = since(t0);
 
   // Reducers: sort, compact across mappers, merge onto the previous snapshot's leaves.
@@ -187,10 +282,15 @@ GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& o
   parallel(reducers, [&](int r) {
     dev::Counters c0 = dev::my_counters();
     std::vector<Entry> all;
+    size_t n = 0;
+    for (int m = 0; m < mappers; m++) n += buckets[size_t(m)][size_t(r)].size();
+    all.reserve(n);
     for (int m = 0; m < mappers; m++) {
       auto& b = buckets[size_t(m)][size_t(r)];
       all.insert(all.end(), b.begin(), b.end());
     }
+    WorkCharge mem(work);
+    mem.set(vector_bytes(all) + 2 * ps);
     std::sort(all.begin(), all.end(), [](const Entry& x, const Entry& y) {
       return x.tree != y.tree ? x.tree < y.tree : x.key != y.key ? x.key < y.key : x.tid < y.tid;
     });
@@ -213,6 +313,7 @@ GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& o
         const Page* old = area.page(snapshot_index(t.leaves[leaf].ptr));
         dev::read(old, ps);  // merge onto the previous snapshot page
         applied[size_t(r)] += merge_tree_leaf(t, old, upd, merged);
+        mem.set(vector_bytes(all) + 2 * ps + vector_bytes(upd) + vector_bytes(merged));
         TreeChange c{ti - na, leaf, {}};
         tree_pages[size_t(r)] += write_tree_leaves(t, area, t.leaves[leaf].low, t.leaves[leaf].high, merged, t.bounds,
                                                    epoch, snapshot_id, c.pieces);
@@ -262,6 +363,9 @@ GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& o
     res.pages_written += changes[size_t(r)].size() + tree_pages[size_t(r)];
   }
   res.reduce_s = since(t1);
+  // The partitions' entries point into the logs and are done with: free them.
+  buckets = {};
+  bucket_mem.clear();
 
   // Interior pages above the changed leaves, level by level, by this thread.
   auto t2 = clk::now();
@@ -303,6 +407,8 @@ GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& o
   account(c0);
   res.bytes_written = res.pages_written * ps;
   res.interior_s = since(t2);
+  res.work_peak_bytes = work.peak();
+  res.work_unbudgeted_bytes = work.unbudgeted();
   return res;
 }
 

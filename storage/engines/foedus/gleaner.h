@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "storage/device/device.h"
+#include "storage/device/dram_budget.h"
 #include "storage/engines/foedus/array_storage.h"
 #include "storage/engines/foedus/snapshot_area.h"
 #include "storage/engines/foedus/tree_snapshot.h"
@@ -43,16 +44,18 @@ struct GleanResult {
   // Per log: it stopped before its range's end at bytes that are no log record (not at a record
   // of a later epoch): the range claimed records that never reached NVM (a torn log).
   std::vector<uint8_t> torn;
-  uint64_t records = 0;        // log records read (epoch at or below the snapshot's)
-  uint64_t applied = 0;        // left after compaction
+  // Each stage's records, counted where the stage handles them (Table 3's per-stage throughput):
+  uint64_t records = 0;        // mappers: log records read (epoch at or below the snapshot's)
+  uint64_t reducer_input = 0;  // reducers: records received (what the mappers' compaction left)
+  uint64_t applied = 0;        // reducers: records applied to pages (what their compaction left)
   uint64_t log_bytes = 0;
   uint64_t pages_written = 0, bytes_written = 0;
   double map_s = 0, reduce_s = 0, interior_s = 0;
   dev::Counters device;        // the gleaner threads' own traffic
+  // DRAM working memory (hash maps, partitions, sort arrays, page buffers): its peak, and what
+  // of it the DRAM budget could not cover (charged as foedus.gleaner_work while it lives).
+  uint64_t work_peak_bytes = 0, work_unbudgeted_bytes = 0;
 };
-
-// Read bytes [from, to) of a log ring into `out`, charged as NVM reads.
-void read_ring(const char* base, uint64_t cap, uint64_t from, uint64_t to, char* out);
 
 // Write new interior pages above the leaves `changed` names (per tree), bottom up, updating
 // `ptrs` and retiring the pages they supersede; then fence. Returns the pages written.
@@ -62,7 +65,10 @@ uint64_t write_interiors(std::vector<SnapshotTree>& trees, SnapshotArea& area,
 // `trees`: the array storages; `ordered`: the ordered trees (their `bounds` set by the caller),
 // whose log records are partitioned by the previous snapshot's leaf and merged onto it, the new
 // leaves cut at the bounds, then their interior pages written anew.
+// `dram`: the ledger its working memory is charged to (as overhead, foedus.gleaner_work) while
+// it lives; the log ranges are parsed where they lie in NVM, not copied into DRAM.
 GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& ordered, SnapshotArea& area,
-                  const std::vector<LogRange>& logs, uint64_t epoch, uint64_t snapshot_id, int mappers, int reducers);
+                  const std::vector<LogRange>& logs, uint64_t epoch, uint64_t snapshot_id, int mappers, int reducers,
+                  dev::DramBudget* dram = nullptr);
 
 }  // namespace nvt::foedus

@@ -14,7 +14,7 @@ namespace nvt::foedus {
 LogWriter::LogWriter(MetaArea* meta, std::vector<dev::Region> files, std::vector<WorkerLog*> workers, int epoch_ms)
     : meta_(meta), files_(std::move(files)), workers_(std::move(workers)), epoch_ms_(epoch_ms),
       tail_(files_.size(), 0), marker_lsn_(new std::atomic<uint64_t>[files_.size()]),
-      gleaned_(new std::atomic<uint64_t>[files_.size()]), copied_records_(workers_.size(), 0),
+      gleaned_(new std::atomic<uint64_t>[files_.size()]),
       last_advance_(std::chrono::steady_clock::now()) {
   for (size_t i = 0; i < files_.size(); i++) {
     marker_lsn_[i].store(0);
@@ -108,12 +108,15 @@ void LogWriter::pass() {
       dev::flush(files_[w].base + at, k);
       done += k;
     }
+    // The records this batch wrote: their headers walked (each starts with its length).
+    for (uint64_t at = from; at < to[w]; recs++) {
+      uint32_t len = 0;
+      b.copy_out(at, at + sizeof len, reinterpret_cast<char*>(&len));
+      at += len;
+    }
     tail_[w] += n;
     b.consumed(to[w]);
     bytes += n;
-    uint64_t r = workers_[w]->records.load(std::memory_order_acquire);
-    recs += r - copied_records_[w];
-    copied_records_[w] = r;
   }
   if (bytes) {
     dev::crash_point("foedus.log_before_fence");

@@ -24,24 +24,26 @@ namespace nvt::foedus {
 class SnapshotCache {
  public:
   static constexpr uint32_t kNone = ~0u;
-  // DRAM per frame besides the page: its metadata and two hash slots.
+  // DRAM per frame besides the page: its metadata and up to four hash slots (overhead; the
+  // frames' pages are data).
   static constexpr uint64_t kOverhead = 32;
+  static constexpr uint64_t kMinFrames = 4;
 
   SnapshotCache(dev::DramBudget& budget, uint64_t frames, uint32_t page_size)
       : budget_(budget), frames_(frames), page_size_(page_size) {
-    if (frames_ < 4) throw dev::BudgetError("FOEDUS snapshot cache: the DRAM budget leaves fewer than 4 page frames");
+    if (frames_ < kMinFrames) throw dev::BudgetError("FOEDUS snapshot cache: the DRAM budget leaves fewer than 4 page frames");
     nbuckets_ = 1;
     while (nbuckets_ < frames_ * 2) nbuckets_ <<= 1;
-    mem_ = static_cast<char*>(budget.alloc(frames_ * page_size_, "foedus.snapshot_cache"));
-    meta_ = static_cast<Frame*>(budget.alloc(frames_ * sizeof(Frame), "foedus.snapshot_cache"));
-    buckets_ = static_cast<std::atomic<uint32_t>*>(budget.alloc(nbuckets_ * 4, "foedus.snapshot_cache"));
+    mem_ = static_cast<char*>(budget.alloc(frames_ * page_size_, "foedus.snapshot_cache", dev::DramUse::Data));
+    meta_ = static_cast<Frame*>(budget.alloc(frames_ * sizeof(Frame), "foedus.snapshot_cache_index"));
+    buckets_ = static_cast<std::atomic<uint32_t>*>(budget.alloc(nbuckets_ * 4, "foedus.snapshot_cache_index"));
     for (uint64_t i = 0; i < frames_; i++) new (&meta_[i]) Frame();
     for (uint64_t i = 0; i < nbuckets_; i++) new (&buckets_[i]) std::atomic<uint32_t>(kNone);
   }
   ~SnapshotCache() {
     budget_.free(mem_, frames_ * page_size_, "foedus.snapshot_cache");
-    budget_.free(meta_, frames_ * sizeof(Frame), "foedus.snapshot_cache");
-    budget_.free(buckets_, nbuckets_ * 4, "foedus.snapshot_cache");
+    budget_.free(meta_, frames_ * sizeof(Frame), "foedus.snapshot_cache_index");
+    budget_.free(buckets_, nbuckets_ * 4, "foedus.snapshot_cache_index");
   }
   SnapshotCache(const SnapshotCache&) = delete;
   SnapshotCache& operator=(const SnapshotCache&) = delete;

@@ -248,6 +248,17 @@ class TpccDet : public Tpcc {
         return;
     }
   }
+  // DRAM of a serial pass's state and of the tables the passes read (the engine's ledger).
+  static uint64_t det_sequence_bytes(const Seq& s) {
+    auto map_bytes = [](const auto& m) { return m.bucket_count() * sizeof(void*) + m.size() * 32; };  // node: next, key, value, hash
+    return (s.next.capacity() + s.oldest.capacity()) * sizeof(uint32_t) + map_bytes(s.last_order) + map_bytes(s.placed);
+  }
+  uint64_t det_dram_bytes() const {
+    uint64_t b = (base_.next.capacity() + base_.oldest.capacity() + last_order_.capacity() + by_name_.capacity()) * sizeof(uint32_t) +
+                 undelivered_.capacity() * sizeof(undelivered_[0]);
+    for (auto& q : undelivered_) b += q.capacity() * sizeof(uint64_t);
+    return b;
+  }
   void det_sequence_end(Seq& s) const {
     for (auto& [slot, o] : s.last_order) last_order_[slot] = o;
     for (size_t dist = 0; dist < s.next.size(); dist++) {

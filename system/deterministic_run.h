@@ -203,8 +203,10 @@ nlohmann::json run_deterministic(const RunContext& ctx) {
   engine["first_measured_epoch"] = first_measured;
   engine["versions_written"] = d.versions_written;
   engine["final_writes"] = d.final_writes;
-  // Updates that never reached NVM: every version but a row's final one of the epoch.
-  engine["transient_update_share"] = d.versions_written ? 1.0 - double(d.final_writes) / double(d.versions_written) : 0.0;
+  // Updates that never reached NVM: every version but a row's final one of the epoch; none in
+  // the designs that write every update to NVM (hybrid persists each, all-nvmm keeps each there).
+  engine["transient_update_share"] =
+      d.versions_written && !eng.updates_reach_nvm() ? 1.0 - double(d.final_writes) / double(d.versions_written) : 0.0;
   engine["nvm_writes_per_epoch"] = {{"rows", double(d.final_writes) * ep}, {"bytes", double(dc.nvm_write_bytes) * ep}};
   engine["gc"] = {{"minor", d.minor_gc}, {"major", d.major_gc}};
   engine["cache"] = {{"hits", d.cache_hits}, {"evicted", d.evicted}, {"full", d.cache_full}};

@@ -34,11 +34,13 @@
 #include "storage/device/device.h"
 #include "storage/device/power_fail.h"
 #include "storage/engines/nvcaracal/epoch.h"
+#include "storage/engines/nvcaracal/ledger_entry.h"
 #include "system/host.h"
 #include "system/numa_host.h"
 #include "system/stats.h"
 
 namespace nvt {
+using nvc::heap_bytes_of;
 
 // The seed of transaction j of epoch e: independent of the thread count and of the others.
 inline uint64_t det_txn_seed(uint64_t seed, uint64_t epoch, uint64_t j) {
@@ -184,7 +186,11 @@ class EpochRunner {
   };
 
   EpochRunner(Engine& e, const Bench& b, int threads, uint64_t epoch_txns, uint64_t seed)
-      : e_(e), b_(b), threads_(threads), epoch_txns_(epoch_txns), seed_(seed), cores_(size_t(threads)) {}
+      : e_(e), b_(b), threads_(threads), epoch_txns_(epoch_txns), seed_(seed), cores_(size_t(threads)),
+        buffers_(e.dram(), "nvcaracal epoch input buffers (inputs, declared rows)"),
+        tables_(e.dram(), "benchmark serial-pass tables") {
+    update_ledger();
+  }
   // Each core thread on its NUMA node (the plan rundb applied to the device model).
   void set_numa(const NumaPlan& p) { numa_ = &p; }
 
@@ -238,6 +244,7 @@ class EpochRunner {
             if (t == 0) {
               if constexpr (kSequenced) b_.det_sequence_end(seq0_);
               e_.commit_epoch();
+              update_ledger();
               commit_tsc_ = __rdtsc();
               next.store(int(decide(e, commit_tsc_)));
             }
@@ -262,6 +269,19 @@ class EpochRunner {
   }
 
   void set_tsc_per_ns(double g) { tsc_per_ns_ = g; }
+  // This runner's per-core buffers (the input log's DRAM form, declared and inserted rows,
+  // submission times, core 0's serial pass) and the benchmark's serial-pass tables (TPC-C:
+  // customers by name, last orders, undelivered orders) into the engine's DRAM ledger; at each
+  // epoch commit, when no core touches them.
+  void update_ledger() {
+    uint64_t b = heap_bytes_of(cores_);
+    for (auto& c : cores_)
+      b += heap_bytes_of(c.log) + heap_bytes_of(c.at) + heap_bytes_of(c.decl) + heap_bytes_of(c.decl_at) +
+           heap_bytes_of(c.ins) + heap_bytes_of(c.ins_at) + heap_bytes_of(c.submitted);
+    if constexpr (kSequenced) b += b_.det_sequence_bytes(seq0_);
+    buffers_.set(b);
+    if constexpr (requires { b_.det_dram_bytes(); }) tables_.set(b_.det_dram_bytes());
+  }
   // The crash point halfway through core 0's execution (recovery's replay names its own).
   void set_execute_point(const char* name) { exec_point_ = name; }
   std::vector<Core>& cores() { return cores_; }
@@ -366,6 +386,7 @@ class EpochRunner {
   const char* exec_point_ = "nvcaracal.execute";
   const NumaPlan* numa_ = nullptr;
   typename DetSequenceOf<Bench>::type seq0_{};  // core 0's serial pass of the running epoch
+  nvc::LedgerEntry buffers_, tables_;
 };
 
 }  // namespace nvt

@@ -11,6 +11,18 @@ echo "== nvcaracal: smoke and reference states"
 reference_states
 json "$TMP/ref4.json" "d['results']['committed'] == 4000 and d['results']['throughput_tps'] > 0 and 0 < d['results']['engine']['transient_update_share'] < 1" | grep -qx True \
   || fail "results of a 4-epoch run: $(json "$TMP/ref4.json" "d['results']")"
+# transient_update_share only where updates stay transient: hybrid and all-nvmm write every
+# update to NVM; all-dram flushes and fences nothing. The same database as nvcaracal's.
+for d in hybrid all-nvmm all-dram; do
+  $R "${B2[@]}" --txns 2000 --caracal-design $d --out "$TMP/$d.json" >/dev/null 2>"$TMP/err" || { cat "$TMP/err"; fail "a run of $d"; }
+  [[ $(json "$TMP/$d.json" "d['results']['engine']['state_checksum']") == "${STATE[4]}" ]] || fail "$d: another database than nvcaracal's"
+done
+json "$TMP/hybrid.json" "d['results']['engine']['transient_update_share'] == 0" | grep -qx True || fail "hybrid reports transient updates"
+json "$TMP/all-nvmm.json" "d['results']['engine']['transient_update_share'] == 0" | grep -qx True || fail "all-nvmm reports transient updates"
+json "$TMP/all-dram.json" "d['results']['per_txn']['clwb'] == 0 and d['results']['per_txn']['sfence'] == 0 and d['results']['per_txn']['nvm_write_bytes'] == 0" \
+  | grep -qx True || fail "all-dram flushes, fences or writes NVM: $(json "$TMP/all-dram.json" "d['results']['per_txn']")"
+json "$TMP/ref4.json" "d['results']['per_txn']['dram_bytes'] > 0" | grep -qx True || fail "nvcaracal counts no DRAM traffic"
+echo "  hybrid, all-nvmm: no transient share; all-dram: no flush, fence or NVM write; the same database"
 # The same inputs on 1 and 3 threads: the same database.
 for t in 1 3; do
   $R "${BASE[@]}" --threads $t --txns $((4000 / t + (4000 % t > 0))) --out "$TMP/t$t.json" >/dev/null 2>&1 || fail "run on $t threads"

@@ -1,8 +1,8 @@
 // The cache pool (papers/nvcaracal-eurosys23.txt sections 4, 4.2, 5.2): DRAM copies of
 // persistent-row values ("cached versions") so hot rows are read from DRAM. Fixed-size blocks
-// handed out per core, within a byte limit (what the DRAM budget leaves after the indexes and
-// the transient pools); when it is reached a row simply stays uncached (`cache_full`), as a
-// cache may. Eviction is epoch-based and runs between epochs (the engine's eviction lists).
+// handed out per core, within a byte limit (the DRAM that may hold data: database / P, the
+// ledger's data_left(), charged as data); when it is reached a row simply stays uncached
+// (`cache_full`), as a cache may. Eviction is epoch-based and runs between epochs (the engine's eviction lists).
 // Blocks are freed to the freeing core's list; a list grown past two chunks spills a chunk to
 // a shared list, from which a core whose list ran dry takes a chunk once the limit is reached
 // (else the blocks one core evicts would be lost to the others).
@@ -14,16 +14,18 @@
 #include <vector>
 
 #include "storage/device/dram_budget.h"
+#include "storage/engines/nvcaracal/ledger_entry.h"
 
 namespace nvt::nvc {
 
 class CachePool {
  public:
   static constexpr uint64_t kChunkBlocks = 64;
+  static constexpr const char* kWhat = "nvcaracal cache pool (cached versions)";
   CachePool(dev::DramBudget& dram, uint64_t block_bytes, uint64_t limit_bytes, int cores)
       : dram_(dram), block_((block_bytes + 63) / 64 * 64), limit_(limit_bytes), free_(size_t(cores)) {}
   ~CachePool() {
-    for (auto& [p, b] : chunks_) dram_.free(p, b, "nvcaracal cache pool");
+    for (auto& [p, b] : chunks_) dram_.free(p, b, kWhat);
   }
   CachePool(const CachePool&) = delete;
   CachePool& operator=(const CachePool&) = delete;
@@ -40,7 +42,7 @@ class CachePool {
         full_.store(true, std::memory_order_relaxed);
         return take_spilled(f) ? pop(f) : nullptr;
       }
-      char* c = static_cast<char*>(dram_.alloc(bytes, "nvcaracal cache pool"));
+      char* c = static_cast<char*>(dram_.alloc(bytes, kWhat, dev::DramUse::Data));
       {
         std::lock_guard g(mu_);
         chunks_.push_back({c, bytes});
@@ -63,6 +65,13 @@ class CachePool {
   uint64_t bytes_in_use() const { return in_use_.load(); }
   uint64_t bytes_reserved() const { return reserved_.load(); }
   uint64_t limit() const { return limit_; }
+  // Its free lists and chunk list (overhead beside the blocks); read between epochs.
+  uint64_t list_bytes() {
+    std::lock_guard g(mu_);
+    uint64_t b = heap_bytes_of(free_) + heap_bytes_of(chunks_) + heap_bytes_of(spilled_);
+    for (auto& f : free_) b += heap_bytes_of(f);
+    return b;
+  }
 
  private:
   char* pop(std::vector<char*>& f) {

@@ -28,6 +28,7 @@
 #include "storage/engines/nvcaracal/cache_pool.h"
 #include "storage/engines/nvcaracal/epoch.h"
 #include "storage/engines/nvcaracal/input_log.h"
+#include "storage/engines/nvcaracal/ledger_entry.h"
 #include "storage/engines/nvcaracal/persistent_row.h"
 #include "storage/engines/nvcaracal/row_pools.h"
 #include "storage/engines/nvcaracal/transient_pool.h"
@@ -89,8 +90,9 @@ class NvCaracal {
                                   "of two halves, at least " + std::to_string(kMinRowBytes) + " B, a multiple of 64");
     minor_gc_ = o.nvc_minor_gc;
     cached_versions_ = o.nvc_cached_versions && design_ != Design::AllNvmm;
-    input_log_ = o.nvc_input_log && design_ != Design::NoLogging && design_ != Design::AllDram &&
-                 design_ != Design::Hybrid;
+    // Figure 7's all-NVMM and hybrid and Figure 10's no-logging and all-DRAM log no inputs.
+    input_log_ = o.nvc_input_log && design_ == Design::NvCaracal;
+    persist_ = design_ != Design::AllDram;
     cache_epochs_ = o.nvc_cache_epochs;
     block_bytes_ = 64;
     uint64_t rows = 0, ext_rows = 0;
@@ -99,8 +101,9 @@ class NvCaracal {
       rows += t.capacity;
       if (!geo_.fits_inline(t.schema.tuple_size())) ext_rows += t.capacity;
     }
-    // Index, row entries, transient pools: the DRAM the design needs; the cache pool gets what
-    // is left. An epoch whose transient pool cannot fit is refused before anything is taken.
+    // Index, row entries, transient pools: the DRAM the design needs (overhead); the cache pool
+    // holds data, within database / P. An epoch whose transient pool cannot fit is refused
+    // before anything is taken.
     uint64_t per_core = transient_bytes_per_core(o), fixed = 0;
     for (auto& t : tables_) fixed += HashIndex::bytes_for(t.capacity) + t.capacity * sizeof(Row);
     if (fixed + per_core * uint64_t(threads_) > env.dram.left())
@@ -116,6 +119,7 @@ class NvCaracal {
     }
   }
   ~NvCaracal() { free_rows(); }
+  dev::DramBudget& dram() { return env_.dram; }
 
  private:
   void free_rows() {
@@ -135,10 +139,15 @@ class NvCaracal {
     th_.resize(size_t(threads_));
     for (int t = 0; t < threads_; t++) {
       th_[size_t(t)].core = t;
-      th_[size_t(t)].transient = std::make_unique<TransientPool>(env.dram, per_core, "nvcaracal transient pool");
+      th_[size_t(t)].transient = std::make_unique<TransientPool>(env.dram, per_core, "nvcaracal transient pool (version arrays, intermediate values)");
       th_[size_t(t)].evict_lists.resize(cache_epochs_ + 2);
     }
-    cache_ = std::make_unique<CachePool>(env.dram, block_bytes_, cached_versions_ ? env.dram.left() * 9 / 10 : 0, threads_);
+    // Cached versions are data: database / P at most (data_left()); a tenth of what the budget
+    // has left stays for the lists and buffers that grow while epochs run.
+    cache_ = std::make_unique<CachePool>(env.dram, block_bytes_,
+                                         cached_versions_ ? std::min(env.dram.data_left(), env.dram.left() * 9 / 10) : 0, threads_);
+    lists_ = std::make_unique<LedgerEntry>(env.dram, "nvcaracal per-core lists (GC, eviction, cache free lists)");
+    update_ledger();
     // NVM.
     control_ = reinterpret_cast<Control*>(env.nvm.region("nvcaracal.control", sizeof(Control), dev::RegionKind::Persistent).base);
     uint64_t row_blocks = rows_per_core(rows), val_blocks = values_per_core(ext_rows);
@@ -169,6 +178,8 @@ class NvCaracal {
 
   // Sizes, for the driver's image size and tests.
   static uint64_t transient_bytes_per_core(const EngineOptions& o) {
+    // all-nvmm keeps every version and version array in its NVM heap: no transient pool.
+    if (parse_design(o.nvc_design) == Design::AllNvmm) return 64 << 10;
     uint64_t txns = (o.nvc_epoch_txns + uint64_t(o.threads) - 1) / uint64_t(o.threads);
     // Per transaction: its values and the initial versions' copies, and per declared write the
     // version entry twice over (arrays grow by doubling) and an array header; plus 1 MiB.
@@ -191,10 +202,12 @@ class NvCaracal {
     return ext_rows ? (5 * ext_rows / 2) / uint64_t(threads) + 4096 : 0;
   }
   uint64_t values_per_core(uint64_t ext_rows) const { return values_per_core(ext_rows, threads_); }
-  // The NVM version heap of the all-nvmm and hybrid designs: every version of a core's epoch.
+  // The NVM version heap of the all-nvmm and hybrid designs: every version of a core's epoch;
+  // all-nvmm's version arrays too (Figure 7: values and version arrays in NVMM).
   static uint64_t version_heap_bytes(const EngineOptions& o) {
     uint64_t txns = (o.nvc_epoch_txns + uint64_t(o.threads) - 1) / uint64_t(o.threads);
-    return txns * txn_value_bytes(o) + (1ull << 20);
+    uint64_t arrays = parse_design(o.nvc_design) == Design::AllNvmm ? o.nvc_txn_writes * (4 * sizeof(Version) + 64) : 0;
+    return txns * (txn_value_bytes(o) + arrays) + (1ull << 20);
   }
   static uint64_t log_words_per_core(const EngineOptions& o) {
     return ((o.nvc_epoch_txns + uint64_t(o.threads) - 1) / uint64_t(o.threads)) * (2 + o.nvc_txn_input_words) + 8;
@@ -219,10 +232,14 @@ class NvCaracal {
   }
 
   Thread& thread(int t) { return th_[size_t(t)]; }
+  BlockPool& row_pool(int core) { return row_pool_[size_t(core)]; }  // tests and the checker's tests
   const TableInfo& table_info(uint32_t t) const { return tables_[t]; }
   int threads() const { return threads_; }
   bool input_logging() const { return input_log_; }
-  bool recoverable() const { return input_log_ && design_ != Design::AllDram; }
+  bool recoverable() const { return input_log_ && persist_; }
+  // Whether every update reaches NVM (hybrid persists each, all-nvmm writes each in NVM): no
+  // update stays transient.
+  bool updates_reach_nvm() const { return design_ == Design::Hybrid || design_ == Design::AllNvmm; }
   uint64_t epoch() const { return epoch_; }
   Design design() const { return design_; }
 
@@ -329,6 +346,7 @@ class NvCaracal {
       va->n = 1;
       va->v[0].sid = 0;
       va->v[0].value = initial_value(th, *r);
+      dev::write(va, VersionArray::bytes_for(1));
       r->va = va;
       r->va_epoch = epoch_;
       th.created.push_back(r);
@@ -338,17 +356,23 @@ class NvCaracal {
       for (uint32_t i = 0; i < va->n; i++) {
         bigger->v[i] = va->v[i];
       }
+      dev::read(va, VersionArray::bytes_for(va->n));
+      dev::write(bigger, VersionArray::bytes_for(va->n));
       r->va = va = bigger;
     }
     va->v[va->n].sid = sid;
     va->v[va->n].value = kPending;
+    dev::update(&va->v[va->n], sizeof(Version));
     va->n++;
     r->lock.clear(std::memory_order_release);
     return r;
   }
   // After every core appended: each sorts the arrays it created, by serial id.
   void sort_step(Thread& th) {
-    for (Row* r : th.created) r->va->sort();
+    for (Row* r : th.created) {
+      r->va->sort();
+      dev::update(r->va, VersionArray::bytes_for(r->va->n));
+    }
   }
 
   // Execution: what a transaction of serial id `sid` reads of a row.
@@ -361,8 +385,9 @@ class NvCaracal {
     th.accesses++;
     if (r.va_epoch == epoch_ && r.va) {
       const char* v = r.va->read_below(sid, &th.waits);
+      dev::read(r.va->v, sizeof(Version));  // the entry read (DRAM; all-nvmm: NVM)
       if (v == kDeleted) return nullptr;  // deleted by an earlier transaction of the epoch
-      if (design_ == Design::AllNvmm && v) dev::read(v, r.len);  // every version lives in NVM
+      if (v) dev::read(v, r.len);  // the version: transient pool, cache pool, or NVM
       return v;
     }
     return read_committed(th, r);
@@ -386,13 +411,15 @@ class NvCaracal {
   // write of the epoch also goes to the cache pool and the persistent row.
   void publish(Thread& th, Row& r, uint32_t i, const char* value) {
     th.versions_written++;
+    dev::write(&r.va->v[i], sizeof(Version));
     if (value == kDeleted) {  // a delete has no value: only its final write reaches NVM
       r.va->v[i].store(kDeleted);
       return;
     }
-    if (design_ == Design::AllNvmm) {
-      dev::write(value, r.len);  // written in place in NVM, not flushed (replay recreates it)
-    } else if (design_ == Design::Hybrid && !r.va->is_final(i)) {
+    // The version's value: the transient pool (DRAM), or all-nvmm's heap in NVM (not flushed:
+    // nothing recovers it).
+    dev::write(value, r.len);
+    if (design_ == Design::Hybrid && !r.va->is_final(i)) {
       char* copy = heap_alloc(th, r.len);  // hybrid: every update also persisted to NVM
       memcpy(copy, value, r.len);
       dev::flush(copy, r.len);
@@ -420,23 +447,42 @@ class NvCaracal {
   // Epoch commit, per core: the pools' offsets into the slot of this epoch's parity, fenced
   // with every NVM write this core made in the epoch (Algorithm 1's first fence).
   void commit_core(Thread& th) {
-    row_pool_[size_t(th.core)].checkpoint(epoch_);
-    if (val_pool_[size_t(th.core)].capacity()) val_pool_[size_t(th.core)].checkpoint(epoch_);
+    if (persist_) {
+      row_pool_[size_t(th.core)].checkpoint(epoch_);
+      if (val_pool_[size_t(th.core)].capacity()) val_pool_[size_t(th.core)].checkpoint(epoch_);
+    }
     std::swap(th.gc_now, th.gc_next);
     th.gc_next.clear();
-    if (!dev::fault_is(dev::Fault::SkipEpochFence)) dev::fence();
+    if (persist_ && !dev::fault_is(dev::Fault::SkipEpochFence)) dev::fence();
     if (th.core == 0) dev::crash_point("nvcaracal.before_epoch_commit");
   }
   // The commit point (one core, after every core's commit_core): persist the epoch number,
   // fence. A crash between the two fences leaves the epoch either committed or replayed.
   void commit_epoch() {
-    store_control(control_->committed, epoch_);
-    dev::crash_point("nvcaracal.epoch_commit");
-    dev::fence();
+    if (persist_) {
+      store_control(control_->committed, epoch_);
+      dev::crash_point("nvcaracal.epoch_commit");
+      dev::fence();
+    } else {  // all-dram: the epoch number, as the checker reads it, nothing persisted
+      control_->committed.magic = Control::kMagic;
+      control_->committed.value = epoch_;
+    }
     epochs_committed_++;
     // The blocks recovery found on the free lists matter to the first epoch's major GC only (a
     // block freed again later was reused in between).
     recovered_free_.clear();
+    update_ledger();
+  }
+  // The lists' DRAM into the ledger (no core touches them between epochs).
+  void update_ledger() {
+    uint64_t b = heap_bytes_of(th_) + cache_->list_bytes() +
+                 recovered_free_.bucket_count() * sizeof(void*) + recovered_free_.size() * 32;  // node: next, hash, value
+    for (auto& t : th_) {
+      b += heap_bytes_of(t.created) + heap_bytes_of(t.gc_now) + heap_bytes_of(t.gc_next) + heap_bytes_of(t.evict_lists) +
+           heap_bytes_of(t.retired) + heap_bytes_of(t.unindex);
+      for (auto& l : t.evict_lists) b += heap_bytes_of(l);
+    }
+    lists_->set(b);
   }
 
   // ---- Recovery in a fresh process (section 4.3): pools back to the last committed epoch,
@@ -551,7 +597,78 @@ class NvCaracal {
       });
     return sum;
   }
-  nlohmann::json check() { return {{"violations", 0}, {"examples", nlohmann::json::array()}}; }
+  // Invariants between epochs (after a run, after recovery): every indexed row's persistent
+  // header names its table, key and length, is live, has a version of a committed epoch and
+  // none after it, and its current version lies in its row or a value block in use; no row or
+  // current value block is on a free list or shared by two rows; free lists hold no block
+  // twice; this epoch's version arrays are sorted, within their size, nothing left PENDING.
+  nlohmann::json check() {
+    nlohmann::json ex = nlohmann::json::array();
+    uint64_t violations = 0;
+    auto bad = [&](const std::string& what) {
+      if (ex.size() < 10) ex.push_back(what);
+      violations++;
+    };
+    const uint64_t committed = control_->committed.magic == Control::kMagic ? control_->committed.value : 0;
+    std::unordered_set<uint64_t> free_rows, free_values, used_rows, used_values;
+    auto gather = [&](const std::vector<BlockPool>& pools, std::unordered_set<uint64_t>& into, const char* what) {
+      for (auto& p : pools)
+        if (p.capacity())
+          for (uint64_t b : p.free_list())
+            if (!into.insert(b).second) bad(std::string(what) + " free list holds block " + std::to_string(b) + " twice");
+    };
+    gather(row_pool_, free_rows, "row pool");
+    gather(val_pool_, free_values, "value pool");
+    std::unordered_set<const Row*> dropped;  // inserted and deleted in the last epoch: leave the index next epoch
+    for (auto& th : th_) dropped.insert(th.unindex.begin(), th.unindex.end());
+    for (uint32_t t = 0; t < tables_.size(); t++) {
+      uint64_t n = slots_[t]->load();
+      for (uint64_t i = 0; i < n; i++) {
+        Row& r = rows_[t].first[i];
+        if (find(t, r.key) != &r || dropped.count(&r)) continue;  // not (or no longer) indexed
+        const std::string name = tables_[t].name + " key " + std::to_string(r.key);
+        if (r.va_epoch == epoch_ && r.va) {
+          const VersionArray& va = *r.va;
+          if (va.n > va.cap || va.n == 0) bad(name + ": version array of " + std::to_string(va.n) + " entries, room for " + std::to_string(va.cap));
+          for (uint32_t k = 1; k < va.n && k < va.cap; k++) {
+            if (va.v[k].load() == kPending) bad(name + ": a version left PENDING after the epoch");
+            if (k > 1 && !(va.v[k - 1].sid < va.v[k].sid)) bad(name + ": version array out of serial order");
+          }
+        } else if (r.va_epoch > epoch_) {
+          bad(name + ": version array of a later epoch");
+        }
+        RowHeader h;
+        dev::read(r.prow, sizeof h);
+        memcpy(&h, r.prow, sizeof h);
+        const uint64_t ref = row_ref(r.prow);
+        if (!used_rows.insert(ref).second) bad(name + ": its persistent row is another row's too");
+        if (free_rows.count(ref)) bad(name + ": its persistent row is on a free list");
+        if (h.live != kLive || h.table != t || h.key != r.key || h.len != r.len) {
+          bad(name + ": persistent header not live or names another row");
+          continue;
+        }
+        for (int k = 0; k < 2; k++)
+          if (h.sid[k] && epoch_of(h.sid[k]) > committed) bad(name + ": a version of epoch " + std::to_string(epoch_of(h.sid[k])) + " after the committed " + std::to_string(committed));
+        int cur = version_at_most(h, committed);
+        if (cur < 0) {
+          bad(name + ": no committed version");
+          continue;
+        }
+        uint64_t v = h.ref[cur];
+        if (is_tombstone(v)) continue;  // deleted: major GC frees it
+        if (is_inline(v)) {
+          if (v != geo_.inline_slot(0) && v != geo_.inline_slot(1)) bad(name + ": inline version outside the row's two slots");
+        } else if (v == 0 || ((v - 1) >> kRefCoreShift) >= val_pool_.size() ||
+                   ((v - 1) & ((1ull << kRefCoreShift) - 1)) >= val_pool_[(v - 1) >> kRefCoreShift].bump()) {
+          bad(name + ": its value names no block in use");
+        } else {
+          if (free_values.count(v - 1)) bad(name + ": its value block is on a free list");
+          if (!used_values.insert(v - 1).second) bad(name + ": its value block is another row's too");
+        }
+      }
+    }
+    return {{"violations", violations}, {"examples", ex}, {"rows_checked", used_rows.size()}};
+  }
 
   struct Totals {
     uint64_t versions_written = 0, final_writes = 0, ignored = 0, waits = 0, minor_gc = 0, major_gc = 0,
@@ -637,7 +754,22 @@ class NvCaracal {
   void write_value(char* prow, uint64_t ref, const char* img, uint32_t len) {
     char* dst = value_addr(prow, ref);
     memcpy(dst, img, len);
-    dev::flush(dst, len);
+    row_flush(dst, len);
+  }
+  // The persistent rows' traffic: flushed NVM, except in all-dram, whose rows are DRAM (no
+  // flush, no fence: its stores and reads count as DRAM traffic; the image only holds them).
+  void row_flush(const void* p, size_t len) {
+    if (persist_) dev::flush(p, len);
+    else dram_touch(p, len, true);
+  }
+  void row_read(const void* p, size_t len) {
+    if (persist_) dev::read(p, len);
+    else dram_touch(p, len, false);
+  }
+  static void dram_touch([[maybe_unused]] const void* p, [[maybe_unused]] size_t len, [[maybe_unused]] bool is_write) {
+#if DEVICE_MODEL
+    dev::touch_dram(dev::my_counters(), p, len, is_write);
+#endif
   }
 
   Row* add_row(uint32_t table, uint64_t key, char* prow, uint32_t len) {
@@ -661,8 +793,10 @@ class NvCaracal {
     return p;
   }
 
+  // In the transient pool (DRAM); all-nvmm's in its NVM heap.
   VersionArray* new_array(Thread& th, uint32_t cap) {
-    auto* va = reinterpret_cast<VersionArray*>(th.transient->alloc(VersionArray::bytes_for(cap)));
+    uint64_t bytes = VersionArray::bytes_for(cap);
+    auto* va = reinterpret_cast<VersionArray*>(design_ == Design::AllNvmm ? heap_alloc(th, uint32_t(bytes)) : th.transient->alloc(bytes));
     va->cap = cap;
     va->n = 0;
     return va;
@@ -676,24 +810,26 @@ class NvCaracal {
     if (design_ == Design::AllNvmm) return committed_value(th, r);
     if (char* c = r.cached.load(std::memory_order_acquire)) {
       th.cache_hits++;
+      dev::read(c, r.len);
       return c;
     }
     const char* v = committed_value(th, r);
     if (!v) return nullptr;  // deleted (recovery's rows before the first major GC)
     char* copy = th.transient->alloc(r.len);
     memcpy(copy, v, r.len);
+    dev::write(copy, r.len);
     return copy;
   }
   const char* committed_value(Thread& th, Row& r) {
     RowHeader h;
-    dev::read(r.prow, sizeof h);
+    row_read(r.prow, sizeof h);
     memcpy(&h, r.prow, sizeof h);
     int i = version_at_most(h, epoch_ - 1);
     if (i < 0) throw std::logic_error("row without a committed version");
     if (is_tombstone(h.ref[i])) return nullptr;
     const char* v = value_addr(r.prow, h.ref[i]);
-    dev::read(v, r.len);
-    th.nvm_reads++;
+    row_read(v, r.len);
+    th.nvm_reads += persist_;
     return v;
   }
   // A read of a row nobody writes this epoch: the cached version, else the persistent row
@@ -702,6 +838,7 @@ class NvCaracal {
     if (char* c = r.cached.load(std::memory_order_acquire)) {
       th.cache_hits++;
       r.cache_epoch.store(epoch_, std::memory_order_relaxed);
+      dev::read(c, r.len);
       return c;
     }
     const char* v = committed_value(th, r);
@@ -712,6 +849,7 @@ class NvCaracal {
       return v;
     }
     memcpy(c, v, r.len);
+    dev::write(c, r.len);
     char* expected = nullptr;
     if (!r.cached.compare_exchange_strong(expected, c, std::memory_order_acq_rel)) {
       cache_->free(th.core, c);
@@ -750,7 +888,7 @@ class NvCaracal {
       nh.live = kLive;
       write_value(r.prow, nh.ref[0], value, r.len);
       memcpy(r.prow, &nh, sizeof nh);  // nobody reads it before the epoch commits
-      dev::flush(r.prow, sizeof nh);
+      row_flush(r.prow, sizeof nh);
       return;
     }
     // The cached version becomes the new value, or goes: one left behind when the cache pool
@@ -760,12 +898,13 @@ class NvCaracal {
     if (!deleted && cached_versions_ && !(c = cache_->alloc(th.core))) th.cache_full++;
     if (c) {
       memcpy(c, value, r.len);
+      dev::write(c, r.len);
       r.cache_epoch.store(epoch_, std::memory_order_relaxed);
     }
     if (char* old = r.cached.exchange(c, std::memory_order_acq_rel)) th.retired.push_back(old);
     if (c) list_for_eviction(th, r);
     RowHeader h;
-    dev::read(r.prow, sizeof h);
+    row_read(r.prow, sizeof h);
     memcpy(&h, r.prow, sizeof h);
     if (h.sid[1] && epoch_of(h.sid[1]) >= epoch_) h.sid[1] = 0, h.ref[1] = 0;  // a replay's own earlier try
     RowHeader nh = h;
@@ -783,7 +922,7 @@ class NvCaracal {
     }
     if (!deleted) write_value(r.prow, nh.ref[1], value, r.len);
     store_header(reinterpret_cast<RowHeader*>(r.prow), nh);
-    dev::flush(r.prow, sizeof nh);
+    row_flush(r.prow, sizeof nh);
     if (deleted || !minor_gc_ || !is_inline(nh.ref[0])) th.gc_next.push_back(&r);
   }
 
@@ -793,7 +932,7 @@ class NvCaracal {
   void drop_inserted(Thread& th, Row& r, bool unindex = true) {
     RowHeader nh{};
     memcpy(r.prow, &nh, sizeof nh);
-    dev::flush(r.prow, sizeof nh);
+    row_flush(r.prow, sizeof nh);
     row_pool_[size_t(th.core)].free(row_ref(r.prow));
     if (unindex) index_[r.table]->remove(r.key);
   }
@@ -812,7 +951,7 @@ class NvCaracal {
     todo.reserve(th.gc_now.size());
     for (Row* r : th.gc_now) {
       RowHeader h;
-      dev::read(r->prow, sizeof h);
+      row_read(r->prow, sizeof h);
       memcpy(&h, r->prow, sizeof h);
       if (!h.sid[1]) continue;
       if (!is_inline(h.ref[0]) && !recovered_free_.count(h.ref[0] - 1)) vp.free(h.ref[0] - 1);
@@ -823,13 +962,15 @@ class NvCaracal {
         todo.push_back({r, h});
       }
     }
-    if (vp.capacity()) vp.persist_gc(epoch_);
-    if (!retire.empty()) rp.persist_gc(epoch_);
-    dev::fence();
+    if (persist_) {
+      if (vp.capacity()) vp.persist_gc(epoch_);
+      if (!retire.empty()) rp.persist_gc(epoch_);
+      dev::fence();
+    }
     for (Row* r : retire) {
       RowHeader dead{};
       memcpy(r->prow, &dead, sizeof dead);
-      dev::flush(r->prow, sizeof dead);
+      row_flush(r->prow, sizeof dead);
       index_[r->table]->remove(r->key);
       th.major_gc++;
     }
@@ -840,13 +981,13 @@ class NvCaracal {
       nh.sid[1] = 0;
       nh.ref[1] = 0;
       store_header(reinterpret_cast<RowHeader*>(r->prow), nh);
-      dev::flush(r->prow, sizeof nh);
+      row_flush(r->prow, sizeof nh);
       th.major_gc++;
     }
     // Fenced before execution: another core's final write may change the same header this
     // epoch, and a line this core flushed may land until this core fences (it would then
     // roll that write back).
-    dev::fence();
+    if (persist_) dev::fence();
     th.gc_now.clear();
   }
 
@@ -881,6 +1022,7 @@ class NvCaracal {
   RowGeometry geo_;
   Design design_;
   bool minor_gc_ = true, cached_versions_ = true, input_log_ = true;
+  bool persist_ = true;  // false: all-dram (no flush, no fence, rows counted as DRAM)
   uint64_t cache_epochs_ = 20;
   uint64_t block_bytes_ = 64;
   std::vector<std::unique_ptr<HashIndex>> index_;
@@ -888,6 +1030,7 @@ class NvCaracal {
   std::vector<std::unique_ptr<std::atomic<uint64_t>>> slots_;
   std::vector<Thread> th_;
   std::unique_ptr<CachePool> cache_;
+  std::unique_ptr<LedgerEntry> lists_;
   Control* control_ = nullptr;
   std::vector<BlockPool> row_pool_, val_pool_;
   std::vector<InputLog> log_;

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 #include "storage/device/device.h"
 #include "storage/device/power_fail.h"
@@ -103,6 +104,15 @@ class BlockPool {
     if (meta_->gc.bump == committed + 1 && meta_->gc.tail > tail_) tail_ = meta_->gc.tail;
     flushed_ = tail_;
     reuse_limit_ = tail_;
+  }
+  // The free list's blocks in order, duplicates kept (the checker looks for them).
+  std::vector<uint64_t> free_list() const {
+    std::vector<uint64_t> v;
+    for (uint64_t i = head_; i < tail_; i++) {
+      dev::read(&ring_[i % cap_], 8);
+      v.push_back(ring_[i % cap_]);
+    }
+    return v;
   }
   // The blocks on the free list (recovery: a block GC freed before the crash is not freed twice).
   std::unordered_set<uint64_t> free_set() const {

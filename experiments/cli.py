@@ -1,5 +1,6 @@
-"""python3 -m experiments {list,run,report}. User errors end in one line on stderr, never a
-traceback: exit 2 for a bad spec, 1 for a bad results folder, 130 when interrupted."""
+"""python3 -m experiments {list,run,check,report}. User errors end in one line on stderr, never a
+traceback: exit 2 for a bad spec, 1 for a bad results folder, 130 when interrupted; `check`
+exits 3 when a claim that ran was not reproduced."""
 import argparse
 import os
 import shlex
@@ -80,7 +81,27 @@ def cmd_run(args):
     print(f"table: {summary.csv}")
     for fig in summary.figures:
         print(f"figure: {fig}")
+    if spec["claims"]:
+        from experiments.claims import check_spec, print_verdicts
+        print_verdicts(check_spec(spec, args.results))
     return 1 if summary.failed else 0
+
+
+NOT_ALL_REPRODUCED = 3  # `check`: a claim that ran was not reproduced (docs/claims.md)
+
+
+def cmd_check(args):
+    from experiments.claims import NOT_RUN, REPRODUCED, check_spec, print_verdicts
+
+    if not os.path.isdir(args.results):
+        raise ResultsError(f"no results folder {args.results!r}: run a sweep first "
+                           f"({python()} -m experiments run SPEC --results {args.results})")
+    specs = [load_spec(name) for name in args.specs] if args.specs else \
+        [s for s in load_all()[0] if os.path.isdir(os.path.join(args.results, s["name"]))]
+    verdicts = [v for spec in specs for v in check_spec(spec, args.results)]
+    print_verdicts(verdicts)
+    ran = [v for v in verdicts if v.verdict != NOT_RUN]
+    return 0 if all(v.verdict == REPRODUCED for v in ran) else NOT_ALL_REPRODUCED
 
 
 def cmd_report(args):
@@ -124,12 +145,16 @@ def main(argv=None):
     run.add_argument("--nvm-dir", default=DEFAULT_NVM_DIR,
                      help="where NVM images go (a DAX mount for real NVM)")
     run.add_argument("--timeout", type=float, default=1800, help="seconds before a run is killed")
+    check = sub.add_parser("check", help="check the specs' claims on their sweeps' tables (the scorecard)")
+    check.add_argument("specs", nargs="*", help="spec names (default: every spec with results)")
+    check.add_argument("--results", default="results")
     report = sub.add_parser("report", help="write RESULTS/report.html")
     report.add_argument("--results", default="results")
     args = ap.parse_args(argv)
     args.argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        return {"list": cmd_list, "run": cmd_run, "report": cmd_report}[args.command](args)
+        return {"list": cmd_list, "run": cmd_run, "check": cmd_check,
+                "report": cmd_report}[args.command](args)
     except SpecError as exc:
         for line in exc.args[0]:
             print(f"error: {line}", file=sys.stderr)

@@ -8,7 +8,11 @@ import pandas as pd
 STYLE = """body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 8px;
 text-align:left;font-size:90%}img{max-width:100%;border:1px solid #eee}
-section{margin-bottom:3em}.fail{color:#b00}"""
+section{margin-bottom:3em}.fail{color:#b00}
+.v-reproduced{background:#d9f2d9}.v-same{background:#fff3c4}.v-not{background:#f7d4d4}
+.v-notrun{background:#eee;color:#666}"""
+VERDICT_CLASS = {"reproduced": "v-reproduced", "same direction": "v-same",
+                 "not reproduced": "v-not", "not run": "v-notrun"}
 
 
 def _table(mapping):
@@ -41,10 +45,44 @@ def _binary_host(csv_path):
     return host
 
 
-def section(sweep_dir):
+def _verdicts(sweep_dir, sweep):
+    """The claims of the sweep's spec checked on its table ([] when the spec is gone)."""
+    from experiments.claims import check_spec
+    from experiments.specs import SpecError, load_spec
+    try:
+        spec = load_spec(sweep.get("path") or sweep["name"])
+    except SpecError:
+        return []
+    return check_spec(spec, sweep_dir.parent)
+
+
+def _claims_table(verdicts, link=False):
+    head = ("<tr>" + ("<th>figure</th>" if link else "") +
+            "<th>verdict</th><th>claim</th><th>paper</th><th>measured</th><th>why / where</th></tr>")
+    rows = []
+    for v in verdicts:
+        fig = f"<td><a href='#{escape(v.spec)}'>{escape(v.spec)}</a></td>" if link else ""
+        why = escape(" ".join(v.explanation.split())) if v.explanation else ""
+        rows.append(f"<tr class='{VERDICT_CLASS[v.verdict]}'>{fig}<td>{escape(v.verdict)}</td>"
+                    f"<td>{escape(v.claim)}<br><small>{escape(v.source)}</small></td>"
+                    f"<td>{escape(v.paper)}</td><td>{escape(v.measured)}</td><td>{why}</td></tr>")
+    return f"<table>{head}{''.join(rows)}</table>"
+
+
+def scorecard(verdicts):
+    """The report's opening: every claim of every sweep, coloured by verdict."""
+    from experiments.claims import counts
+    if not verdicts:
+        return "<p>No spec of these sweeps states claims.</p>"
+    c = counts(verdicts)
+    summary = ", ".join(f"{n} {k}" for k, n in c.items())
+    return f"<h2>Scorecard</h2><p>{escape(summary)}</p>{_claims_table(verdicts, link=True)}"
+
+
+def section(sweep_dir, verdicts=()):
     sweep = json.loads((sweep_dir / "sweep.json").read_text())
     name, csv = sweep["name"], sweep_dir / sweep["csv"]
-    parts = [f"<section><h2>{escape(sweep['paper'])} {escape(sweep['figure'])}: "
+    parts = [f"<section id='{escape(name)}'><h2>{escape(sweep['paper'])} {escape(sweep['figure'])}: "
              f"{escape(sweep['title'])}</h2>",
              f"<p>spec <code>{escape(name)}</code> ({escape(sweep['path'])}), scale "
              f"<b>{escape(sweep['scale'])}</b>, {sweep['repeat']} repetition(s), "
@@ -57,6 +95,8 @@ def section(sweep_dir):
                          f"alt='{escape(sweep['figure'])}'></a></p>")
     if not sweep["figures"]:
         parts.append("<p class='fail'>No figure: no run finished.</p>")
+    if verdicts:
+        parts += ["<h3>The paper's claims about this figure</h3>", _claims_table(verdicts)]
     if sweep["failed"]:
         items = "".join(f"<li>{escape(f['run'])}: {escape(f['error'])}</li>" for f in sweep["failed"])
         parts.append(f"<p class='fail'>{len(sweep['failed'])} run(s) failed "
@@ -77,7 +117,7 @@ def incomplete(sweep_dir):
     """A sweep folder without sweep.json: interrupted, still running or never finished."""
     done = len([p for p in sweep_dir.glob("*-r*.json")])
     name = escape(sweep_dir.name)
-    return (f"<section><h2>{name}: incomplete</h2><p class='fail'>No <code>sweep.json</code>: "
+    return (f"<section id='{name}'><h2>{name}: incomplete</h2><p class='fail'>No <code>sweep.json</code>: "
             f"the sweep was interrupted or is still running ({done} run result(s) so far, "
             f"no figures). Resume it with <code>.venv/bin/python -m experiments run {name} "
             f"--results {escape(str(sweep_dir.parent))}</code> and the same --scale and "
@@ -89,11 +129,14 @@ def write_report(results_dir="results"):
     # A sweep folder has its logs/ from the first run on, whether or not it finished.
     sweeps = sorted(p.parent for p in results_dir.glob("*/logs"))
     sweeps = sorted(set(sweeps) | {p.parent for p in results_dir.glob("*/sweep.json")})
-    body = "\n".join(section(d) if (d / "sweep.json").exists() else incomplete(d)
+    verdicts = {d: _verdicts(d, json.loads((d / "sweep.json").read_text()))
+                for d in sweeps if (d / "sweep.json").exists()}
+    body = "\n".join(section(d, verdicts[d]) if d in verdicts else incomplete(d)
                      for d in sweeps) or "<p>No sweep has run yet.</p>"
+    card = scorecard([v for d in sweeps for v in verdicts.get(d, [])]) if sweeps else ""
     index = "".join(f"<li><a href='#{d.name}'>{escape(d.name)}</a></li>" for d in sweeps)
     html = (f"<!doctype html><html><head><meta charset='utf-8'><title>nvtestbed results</title>"
-            f"<style>{STYLE}</style></head><body><h1>nvtestbed results</h1><ul>{index}</ul>"
+            f"<style>{STYLE}</style></head><body><h1>nvtestbed results</h1>{card}<ul>{index}</ul>"
             f"{body}</body></html>\n")
     path = results_dir / "report.html"
     results_dir.mkdir(parents=True, exist_ok=True)

@@ -77,8 +77,13 @@ def table(plan, out_dir):
 
 
 def write_csv(plan, out_dir):
+    """The sweep's raw table, and beside it its summary (mean, std, n per configuration and
+    metric: experiments/claims.py), which the scorecard reads."""
+    from experiments.claims import write_summary
+
     path = Path(out_dir) / f"{plan.spec['name']}.csv"
     table(plan, out_dir).to_csv(path, index=False)
+    write_summary(path)
     return path
 
 

@@ -12,7 +12,7 @@ from experiments.capabilities import NOT_FLAGS
 from experiments.results import ROOT
 
 TOP = {"paper": str, "figure": str, "title": str, "also": list, "axes": dict, "fixed": dict,
-       "scales": dict, "pending": list, "plot": (dict, list)}
+       "scales": dict, "pending": list, "plot": (dict, list), "claims": list}
 REQUIRED = ("paper", "figure", "title", "axes", "fixed", "scales", "plot")
 # Spec settings that are not rundb flags: the binary (engine, cc, build), the image folder,
 # and `recover: true` (a workload, then rundb --recover on its image).
@@ -146,6 +146,9 @@ def check(spec, node, flags):
     for key in ("engine", "cc"):
         if key not in spec["axes"] and key not in spec["fixed"] and not any(key in b for b in bundles):
             add(("axes",), f"'{key}' must be an axis, a fixed setting or in a bundle")
+
+    from experiments.claims import validate_claims
+    problems += validate_claims(spec)
 
     plots = spec["plot"] if isinstance(spec["plot"], list) else [spec["plot"]]
     for i, options in enumerate(plots):

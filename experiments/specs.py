@@ -28,6 +28,7 @@ def load_spec(name_or_path):
     if problems:
         raise SpecError(problems)
     spec.setdefault("pending", [])
+    spec.setdefault("claims", [])  # the paper's claims about the figure (docs/claims.md)
     spec.setdefault("also", [])  # the same figure in another paper: "zen-plus-journal Figure 8"
     # One figure or several drawn from the same table.
     spec["plots"] = spec["plot"] if isinstance(spec["plot"], list) else [spec["plot"]]

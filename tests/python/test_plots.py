@@ -6,6 +6,7 @@ import pandas as pd
 from matplotlib.container import BarContainer, ErrorbarContainer
 
 from conftest import FIXTURES
+from experiments import report
 from plots import (FAMILIES, common, names, render, scalability, stacked, styles, table, timeline,
                    ycsb_bars)
 
@@ -330,3 +331,22 @@ def test_engines_and_cc_methods_are_shown_by_name():
         "scan 2GB (long_txn scan, long_txn_rows 8000)"
     assert names.value(268435456.0, "rows") == "268435456"
 
+
+def test_report_tables_show_names_not_json():
+    axes = {"system": [{"engine": "zen", "cc": "cicada"}, {"engine": "mmdb", "cc": "silo"}],
+            "theta": [0, 0.6]}
+    html = report._table(axes, words=True)
+    assert "Zen / Cicada<br>MMDB / Silo" in html and "0, 0.6" in html
+    assert "{" not in html and "&quot;" not in html
+    assert ">Zen<" in report._table({"engine": "zen"}, words=True)
+    assert "[&quot;a&quot;]" in report._table({"x": ["a"]})  # host fields stay exact
+
+
+def test_report_shows_figures_to_one_scale_the_widest_at_page_width(tmp_path):
+    wide = common.save(ycsb_bars.plot(pd.read_csv(FIXTURES / "ycsb_read_ratio.csv")),
+                       tmp_path / "wide.csv")[0]  # three panels
+    narrow = common.save(scalability.plot(pd.read_csv(FIXTURES / "ycsb_scalability.csv")),
+                         tmp_path / "narrow.csv")[0]
+    w, n = (float(report._img_width(p).rstrip("%")) for p in (wide, narrow))
+    assert 90 <= w <= 100 and 40 <= n <= 60  # 12.6 and 6.7 inches of at most 13
+    assert report._img_width(tmp_path / "missing.png") == "100%"

@@ -55,7 +55,8 @@ def plot(df, x="engine", series=("engine",), prefix="recovery.steps_s", facet=No
         ax.set_ylabel(label if pre.startswith("recovery") else
                       f"{label}: {pre.rsplit('.', 1)[-1].replace('_breakdown', '')}")
         ax.grid(axis="y", alpha=0.3)
-    handles = [Patch(facecolor=c, edgecolor="black", label=p) for p, c in colours.items()]
+    handles = [Patch(facecolor=c, edgecolor="black", label=p.replace("_", " "))  # words
+               for p, c in colours.items()]
     if len(names) > 1:
         handles += [Patch(facecolor="white", edgecolor="black", hatch=hatch[n],
                           label=common.names.system(n)) for n in names]

@@ -112,7 +112,8 @@ def test_recovery_steps_stack_per_series():
     fig = stacked.plot(df, x="txns", series=["system"], prefix="recovery.steps_s")
     ax = fig.axes[0]
     steps = [c.split(".")[-1] for c in df.columns if c.startswith("recovery.steps_s.")]
-    assert legend_labels(fig) == steps + ["MMDB / NO_WAIT", "MMDB / Silo"]
+    words = [s.replace("_", " ") for s in steps]  # 'find checkpoint'
+    assert legend_labels(fig) == words + ["MMDB / NO_WAIT", "MMDB / Silo"]
     # 2 series x 2 transaction counts, one segment per step.
     assert len(bar_groups(ax)) == 2 * len(steps) and all(len(b) == 2 for b in bar_groups(ax))
     assert ax.get_ylabel() == "Recovery time (s)"

@@ -5,9 +5,12 @@ from pathlib import Path
 
 import pandas as pd
 
-STYLE = """body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}
+import plots
+from plots import names
+
+STYLE = """body{font-family:sans-serif;max-width:1300px;margin:2em auto;color:#222}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 8px;
-text-align:left;font-size:90%}img{max-width:100%;border:1px solid #eee}
+text-align:left;font-size:90%}img{border:1px solid #eee}
 section{margin-bottom:3em}.fail{color:#b00}
 .v-reproduced{background:#d9f2d9}.v-same{background:#fff3c4}.v-not{background:#f7d4d4}
 .v-notrun{background:#eee;color:#666}"""
@@ -15,12 +18,29 @@ VERDICT_CLASS = {"reproduced": "v-reproduced", "same direction": "v-same",
                  "not reproduced": "v-not", "not run": "v-notrun"}
 
 
-def _table(mapping):
-    def cell(v):
+def _table(mapping, words=False):
+    """Key and value per row; with words, settings' values as names ('Zen / Cicada'), an axis
+    of engine/CC pairs or labels one per line; else lists and dicts as JSON (the host's fields,
+    exactly)."""
+    def cell(k, v):
+        if words:
+            several = isinstance(v, list) and any(isinstance(x, dict) for x in v)
+            items = v if several else [v]
+            return "<br>".join(escape(names.value(x, k)) for x in items)
         return escape(json.dumps(v) if isinstance(v, (list, dict)) else str(v))
-    rows = "".join(f"<tr><th>{escape(str(k))}</th><td>{cell(v)}</td></tr>"
+    rows = "".join(f"<tr><th>{escape(str(k))}</th><td>{cell(k, v)}</td></tr>"
                    for k, v in mapping.items())
     return f"<table>{rows}</table>"
+
+
+def _img_width(png):
+    """The share of the page a figure takes: the widest figure (plots.MAX_WIDTH) the whole
+    width, the others to scale, so their text is the same size and as large as it can be."""
+    data = png.read_bytes()[16:20] if png.exists() else b""  # IHDR: width, big-endian
+    if len(data) < 4:
+        return "100%"
+    share = int.from_bytes(data, "big") / (plots.MAX_WIDTH * plots.DPI)
+    return f"{min(100.0, share * 100):.0f}%"
 
 
 def _binary_host(csv_path):
@@ -91,7 +111,9 @@ def section(sweep_dir, verdicts=()):
     for fig in sweep["figures"]:
         if fig.endswith(".png"):
             pdf = Path(fig).with_suffix(".pdf").name
+            width = _img_width(sweep_dir / fig)
             parts.append(f"<p><a href='{name}/{pdf}'><img src='{name}/{escape(fig)}' "
+                         f"style='width:{width}' "
                          f"alt='{escape(sweep['figure'])}'></a></p>")
     if not sweep["figures"]:
         parts.append("<p class='fail'>No figure: no run finished.</p>")
@@ -101,7 +123,8 @@ def section(sweep_dir, verdicts=()):
         items = "".join(f"<li>{escape(f['run'])}: {escape(f['error'])}</li>" for f in sweep["failed"])
         parts.append(f"<p class='fail'>{len(sweep['failed'])} run(s) failed "
                      f"(logs in {name}/logs/):</p><ul>{items}</ul>")
-    parts += ["<h3>Axes</h3>", _table(sweep["axes"]), "<h3>Fixed settings</h3>", _table(sweep["fixed"])]
+    parts += ["<h3>Axes</h3>", _table(sweep["axes"], words=True), "<h3>Fixed settings</h3>",
+              _table(sweep["fixed"], words=True)]
     if sweep["pending"]:
         reasons = sorted({p["reason"] for p in sweep["pending"]})
         parts.append(f"<h3>Pending ({len(sweep['pending'])} configurations skipped)</h3><ul>"

@@ -6,6 +6,11 @@ at-a-point values, as the papers' tables)."""
 import importlib
 
 FAMILIES = ("ycsb_bars", "scalability", "stacked", "timeline", "table")
+# Figures are saved at DPI and at most MAX_WIDTH inches wide (three panels of two-line tick
+# labels need 12.6); the report shows the widest at the page's width and the others to scale,
+# so the text of every figure has one size on the page.
+DPI = 150
+MAX_WIDTH = 13.0
 
 
 def render(options, csv_path):

@@ -1,6 +1,7 @@
 """What every figure shares: columns, aggregation over repetitions, caption, facets, saving."""
 import argparse
 import inspect
+import json
 import textwrap
 from pathlib import Path
 
@@ -10,6 +11,10 @@ matplotlib.use("Agg")  # files only, never a display
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+
+import plots  # noqa: E402
+from plots import names  # noqa: E402
+from plots.styles import ENGINE_ORDER, colours, hatches, lines  # noqa: E402,F401
 
 # Result column -> (axis label with unit, factor applied to the raw value).
 METRICS = {
@@ -32,51 +37,8 @@ METRICS = {
     "numa.accesses.dram_read.remote_per_txn": ("Remote DRAM reads per txn", 1.0),
     "numa.accesses.dram_write.remote_per_txn": ("Remote DRAM writes per txn", 1.0),
 }
-SETTING_LABELS = {"threads": "Threads", "read_ratio": "Read ratio", "theta": "Zipf θ",
-                  "p_ratio": "P (NVM / DRAM)", "read_ns": "NVM read latency (ns per 256 B)",
-                  "write_gbps": "NVM write bandwidth (GB/s)", "profile": "Device profile",
-                  "persist_domain": "Persistence domain", "cc": "Concurrency control",
-                  "epoch_txns": "Epoch size (transactions)",
-                  "group_commit_us": "Group-commit interval (µs)", "txns": "Transactions per thread "
-                  "before the crash", "rows": "Rows"}
 WORKLOADS = {1.0: "RO", 0.9: "RH", 0.5: "BA", 0.1: "WH"}  # zen-vldb21's read/write mixes
 SKEWS = {0.0: "No skew", 0.6: "Low skew", 0.95: "High skew"}
-
-
-# Engines in the papers' order (zen-vldb21 Figures 5-10 and 17-20: MMDB, WBL, FOEDUS, Zen; then
-# the other papers' engines), each with a hue of its own so an engine keeps its colour in every
-# figure; several series of one engine (its CC methods) are shades of that hue.
-ENGINE_ORDER = ["mmdb", "wbl", "foedus", "zen", "nvmvcc", "nvcaracal"]
-ENGINE_CMAPS = {"mmdb": "Blues", "wbl": "Oranges", "foedus": "Purples", "zen": "Reds",
-                "nvmvcc": "Greens", "nvcaracal": "Greys"}
-
-
-def engine_of(name):
-    """The engine a series name starts with: 'zen+/cicada' (Zen+, a variant of Zen) -> 'zen'."""
-    return str(name).split("/")[0].rstrip("+")
-
-
-def colours(names):
-    """A colour per series name. A name whose first part is an engine ('wbl/cicada', 'wbl',
-    'zen+/cicada') takes a shade of the engine's hue (darkest first, in the order given); any
-    other name a colour of matplotlib's cycle."""
-    by_engine = {}
-    for n in names:
-        e = engine_of(n)
-        if e in ENGINE_CMAPS:
-            by_engine.setdefault(e, []).append(n)
-    out, other = {}, 0
-    for n in names:
-        e = engine_of(n)
-        if e in ENGINE_CMAPS:
-            group = by_engine[e]
-            k = group.index(n)
-            shade = 0.8 - (0.45 * k / (len(group) - 1) if len(group) > 1 else 0.0)
-            out[n] = plt.get_cmap(ENGINE_CMAPS[e])(shade)
-        else:
-            out[n] = f"C{other % 10}"
-            other += 1
-    return out
 
 
 def column(df, name):
@@ -124,13 +86,19 @@ def error_bars(std):
 def x_label(value, setting):
     if setting == "read_ratio" and float(value) in WORKLOADS:
         return f"{WORKLOADS[float(value)]}\n({float(value):.0%} read)"
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    return names.value(value, setting)
+
+
+def axis_label(setting):
+    """The x axis' title: read ratios are the papers' workloads."""
+    return "Workload" if names.bare(setting) == "read_ratio" else names.setting(setting)
 
 
 def facet_title(value, setting):
-    if setting == "theta" and float(value) in SKEWS:
+    """A panel's title in words: 'High skew (θ=0.95)', 'Long transactions: scans'."""
+    if names.bare(setting) == "theta" and float(value) in SKEWS:
         return f"{SKEWS[float(value)]} (θ={float(value):g})"
-    return f"{SETTING_LABELS.get(setting, setting)} = {value}"
+    return f"{names.setting(setting)}: {names.value(value, setting)}"
 
 
 def facets(df, facet, width=4.2, height=3.4, y=None):
@@ -142,6 +110,9 @@ def facets(df, facet, width=4.2, height=3.4, y=None):
     if facet is None and len(ys) == 1:
         fig, ax = plt.subplots(figsize=(width * 1.6, height * 1.2))
         return fig, [(None, df, ax, ys[0])]
+    # At most MAX_WIDTH inches wide: the report shows figures at page width, and a wider one
+    # would be shrunk there until its text is too small to read.
+    width = min(width, plots.MAX_WIDTH / len(values))
     fig, axes = plt.subplots(len(ys), len(values), figsize=(width * len(values), height * len(ys)),
                              sharey="row", squeeze=False)
     panels = []
@@ -167,14 +138,77 @@ def _unique(df, col):
     return sorted(df[col].dropna().astype(str).unique()) if col in df.columns else []
 
 
+# The database's size by workload: YCSB rows, TPC-C warehouses, SmallBank accounts.
+SIZES = {"ycsb": "rows", "tpcc": "warehouses", "smallbank": "accounts"}
+
+
+def _fixed(df, setting, one, many):
+    """one('16') where a setting has one value in the figure, many('1-32') where it varies
+    (it is an axis), nothing where the table lacks it."""
+    col = f"config.{setting}"
+    values = sorted(df[col].dropna().unique()) if col in df.columns else []
+    if not values:
+        return []
+    def word(v):
+        return f"{v:,.0f}" if float(v) == int(float(v)) and abs(float(v)) >= 1000 else f"{v:g}"
+    if len(values) == 1:
+        return [one(word(values[0]))]
+    return [many(f"{word(values[0])}-{word(values[-1])}")]
+
+
+def settings_words(df):
+    """Threads, database size, P and (for YCSB) θ, as the figure's runs had them."""
+    workloads = _unique(df, "config.workload")
+    parts = _fixed(df, "threads", lambda v: f"{v} thread{'' if v == '1' else 's'}",
+                   lambda r: f"threads {r}")
+    for w in workloads or ["ycsb"]:
+        size = SIZES.get(w)
+        if size:
+            parts += _fixed(df, size, lambda v, s=size: f"{v} {s}", lambda r, s=size: f"{s} {r}")
+    parts += _fixed(df, "p_ratio", lambda v: f"P = {v}", lambda r: f"P {r}")
+    if "ycsb" in workloads:
+        parts += _fixed(df, "theta", lambda v: f"θ = {v}", lambda r: f"θ {r}")
+    return parts
+
+
+def _slower(value):
+    """What one run's host.calibration.slower_than_target names: a JSON list (rundb's form),
+    or a plain true (no detail)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return [value] if value.strip().lower() not in ("", "false", "0", "nan") else []
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    return ["calibration"] if value is True or value == 1 else []
+
+
+def slower_host(df):
+    """'HOST SLOWER THAN THE DEVICE MODEL (persist latency) in 3 of 4 runs', or None: rundb's
+    host.calibration.slower_than_target lists what this host could not emulate fast enough,
+    so the figure's numbers are slower than the modelled device's."""
+    col = "host.calibration.slower_than_target"
+    if col not in df.columns:
+        return None
+    lists = [_slower(v) for v in df[col]]
+    slow = [x for x in lists if x]
+    if not slow:
+        return None
+    what = ", ".join(sorted({w for x in slow for w in x}))
+    runs = "every run" if len(slow) == len(lists) else f"{len(slow)} of {len(lists)} runs"
+    return f"HOST SLOWER THAN THE DEVICE MODEL ({what}) in {runs}"
+
+
 def caption(df, figure=None):
-    """'zen-vldb21 Figure 5 · scale small · profile optane-100 · emulated NVM · 3 repetitions'."""
+    """'zen-vldb21 Figure 5 shape · 2 threads · 200,000 rows · P = 4 · θ 0-0.95 · scale small
+    · profile optane-100 · emulated NVM · 3 repetitions' (and the slower-host note)."""
     nvm = {str(v).lower() for v in _unique(df, "host.nvm.real")}
     kind = "real NVM" if nvm == {"true"} else "emulated NVM" if nvm == {"false"} else \
         "real and emulated NVM" if nvm else "NVM kind unknown"
     reps = df["rep"].nunique() if "rep" in df.columns else 1
     name = _unique(df, "paper") + ([figure] if figure else _unique(df, "figure"))
-    parts = [" ".join(name) + " shape",
+    parts = [" ".join(name) + " shape", *settings_words(df),
              "scale " + ",".join(_unique(df, "scale")),
              "profile " + ",".join(_unique(df, "config.profile")),
              kind, f"{reps} repetitions (error bars: std)" if reps > 1 else "1 repetition"]
@@ -182,10 +216,11 @@ def caption(df, figure=None):
     virtual = [v for v in _unique(df, "host.numa.virtual_nodes") if v not in ("0", "0.0")]
     real = [v for v in _unique(df, "host.numa.real_nodes") if v not in ("0", "0.0", "1", "1.0")]
     if virtual:
-        parts.insert(4, "VIRTUAL NUMA nodes (device model)")
+        parts.insert(-1, "VIRTUAL NUMA nodes (device model)")
     if real:
-        parts.insert(4, "real NUMA nodes")
-    return " · ".join(parts)
+        parts.insert(-1, "real NUMA nodes")
+    slow = slower_host(df)
+    return " · ".join(parts + ([slow] if slow else []))
 
 
 def _clashing(ax, renderer, pad=3):
@@ -224,19 +259,23 @@ def unclash_ticks(fig):
 def finish(fig, df, legend_cols=4, figure=None, handles=None):
     handles, labels = handles or fig.axes[0].get_legend_handles_labels()
     legend_in = 0.0  # the legend's height (inches), measured once drawn
-    if labels:
-        legend = fig.legend(handles, labels, loc="upper center",
-                            ncol=min(legend_cols, len(labels)), frameon=False,
+    # As many columns as fit the figure's width: a wider legend would be cut at the edges.
+    for ncol in range(min(legend_cols, len(labels)), 0, -1):
+        legend = fig.legend(handles, labels, loc="upper center", ncol=ncol, frameon=False,
                             bbox_to_anchor=(0.5, 1.0))
-        legend_in = legend.get_window_extent(fig.canvas.get_renderer()).height / fig.dpi
-    # About 15 characters of 8-point text per inch: wrap so narrow figures keep the caption.
-    text = textwrap.fill(caption(df, figure), width=int(fig.get_figwidth() * 15))
-    fig.text(0.5, 0.005, text, ha="center", va="bottom", fontsize=8)
+        box = legend.get_window_extent(fig.canvas.get_renderer())
+        if box.width <= fig.bbox.width or ncol == 1:
+            legend_in = box.height / fig.dpi
+            break
+        legend.remove()
+    # About 13 characters of 9-point text per inch: wrap so narrow figures keep the caption.
+    text = textwrap.fill(caption(df, figure), width=int(fig.get_figwidth() * 13))
+    fig.text(0.5, 0.005, text, ha="center", va="bottom", fontsize=9)
     # Margins in inches (legend above, caption below), so tall figures of several rows of
     # panels do not leave a fixed share of their height empty.
     height = fig.get_figheight() + legend_in  # the panels keep their size under a tall legend
     fig.set_figheight(height)
-    rect = (0, (0.15 * (1 + text.count("\n")) + 0.12) / height, 1,
+    rect = (0, (0.17 * (1 + text.count("\n")) + 0.12) / height, 1,
             1 - (legend_in + 0.1) / height)
     fig.tight_layout(rect=rect)
     if unclash_ticks(fig):
@@ -252,7 +291,7 @@ def save(fig, csv_path, name=None):
         stem = stem.with_name(f"{stem.name}-{name}")
     paths = [stem.with_name(stem.name + ".png"), stem.with_name(stem.name + ".pdf")]
     for path in paths:
-        fig.savefig(path, dpi=150)
+        fig.savefig(path, dpi=plots.DPI)
     plt.close(fig)
     return paths
 

@@ -1,7 +1,7 @@
-"""Lines: a metric against a swept setting, one line per series: throughput against threads
-(zen-vldb21 Figures 8 and 18, zen-plus Figures 16, 21, 29 and 30, mcsi Figures 10, 12 and 13),
-against the epoch size (nvcaracal Figure 12), or against a device parameter (read latency,
-write bandwidth)."""
+"""Lines: a metric against a swept setting, one line per series (colour, marker and line style:
+plots/styles.py): throughput against threads (zen-vldb21 Figures 8 and 18, zen-plus Figures
+16, 21, 29 and 30, mcsi Figures 10, 12 and 13), against the epoch size (nvcaracal Figure 12),
+or against a device parameter (read latency, write bandwidth)."""
 from plots import common
 
 
@@ -14,17 +14,18 @@ def plot(df, x="threads", series=("engine", "cc"), facet=None, y="throughput_tps
         ycol, _, factor = common.metric(df, one_y)
         stats = common.summarize(sub, ["series", xcol], ycol)
         names = common.ordered(df, "series")
-        colour = common.colours(names)
+        colour, style = common.colours(names), common.lines(names)
         for name in names:
             line = stats[stats["series"] == name]
             ax.errorbar(line[xcol], line["mean"] * factor, yerr=common.error_bars(line["std"] * factor),
-                        marker="o", capsize=3, label=name, color=colour[name])
+                        capsize=3, label=common.names.system(name), color=colour[name],
+                        **style[name])
         if logx:
             ax.set_xscale("log")
         ticks = sorted(sub[xcol].unique())
         ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
         ax.minorticks_off()
-        ax.set_xlabel(common.SETTING_LABELS.get(x, x))
+        ax.set_xlabel(common.axis_label(x))
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
     common.label_rows(df, panels)

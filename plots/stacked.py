@@ -10,8 +10,6 @@ from plots import common
 # Steps of every engine in one figure (recovery: 11 of them) each get their own colour.
 STEP_COLOURS = common.plt.get_cmap("tab20")
 
-HATCHES = ["", "//", "..", "xx", "\\\\", "oo", "--", "++"]
-
 
 def unit(prefix, df_cols):
     """(axis label, factor) for the stacked quantity."""
@@ -31,6 +29,7 @@ def plot(df, x="engine", series=("engine",), prefix="recovery.steps_s", facet=No
     xs, names = common.ordered(df, xcol), common.ordered(df, "series")
     fig, panels = common.facets(df, facet, y=prefixes)
     width = 0.8 / len(names)
+    hatch = common.hatches(names)
     colours = {}
     for _, sub, ax, pre in panels:
         parts = [c for c in df.columns if c.startswith(pre + ".")]
@@ -43,7 +42,7 @@ def plot(df, x="engine", series=("engine",), prefix="recovery.steps_s", facet=No
                 height = means[part].reindex([(name, v) for v in xs]).fillna(0.0).to_numpy() * factor
                 colour = colours.setdefault(part[len(pre) + 1:], STEP_COLOURS(len(colours) % 20))
                 ax.bar(pos, height, width, bottom=bottom, color=colour,
-                       hatch=HATCHES[j % len(HATCHES)], edgecolor="black", linewidth=0.4)
+                       hatch=hatch[name], edgecolor="black", linewidth=0.4)
                 bottom += height
             # Spread over repetitions of the total, as the error bar on top of the stack.
             totals = sub.assign(_t=sub[parts].sum(axis=1)).groupby(["series", xcol])["_t"].std()
@@ -52,14 +51,15 @@ def plot(df, x="engine", series=("engine",), prefix="recovery.steps_s", facet=No
                 ax.errorbar(pos, bottom, yerr=err.to_numpy(), fmt="none", ecolor="black",
                             capsize=2)
         ax.set_xticks(np.arange(len(xs)), [common.x_label(v, x) for v in xs])
-        ax.set_xlabel(common.SETTING_LABELS.get(x, x))
+        ax.set_xlabel(common.axis_label(x))
         ax.set_ylabel(label if pre.startswith("recovery") else
                       f"{label}: {pre.rsplit('.', 1)[-1].replace('_breakdown', '')}")
         ax.grid(axis="y", alpha=0.3)
-    handles = [Patch(facecolor=c, edgecolor="black", label=p) for p, c in colours.items()]
+    handles = [Patch(facecolor=c, edgecolor="black", label=p.replace("_", " "))  # words
+               for p, c in colours.items()]
     if len(names) > 1:
-        handles += [Patch(facecolor="white", edgecolor="black", hatch=HATCHES[j % len(HATCHES)],
-                          label=n) for j, n in enumerate(names)]
+        handles += [Patch(facecolor="white", edgecolor="black", hatch=hatch[n],
+                          label=common.names.system(n)) for n in names]
     return common.finish(fig, df, legend_cols=3, figure=figure,
                          handles=(handles, [h.get_label() for h in handles]))
 

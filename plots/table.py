@@ -26,9 +26,10 @@ def plot(df, rows="read_ratio", x="threads", series=("cc",), y="throughput_tps",
     names = common.ordered(df, "series")
     data = cells(df, rows, x, y, at)
     label = common.metric(df, y)[1]
-    header = [common.SETTING_LABELS.get(rows, rows)] + [f"{n}: {label}" for n in names]
+    shown = [common.names.system(n) for n in names]
+    header = [common.names.setting(rows)] + [f"{n}: {label}" for n in shown]
     if len(names) == 2:
-        header.append(f"{names[0]} vs {names[1]} (%)")
+        header.append(f"{shown[0]} vs {shown[1]} (%)")
     body = []
     for key in common.ordered(df, common.column(df, rows)):
         line = [common.x_label(key, rows).replace("\n", " ")]

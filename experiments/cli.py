@@ -92,7 +92,9 @@ def cmd_run(args):
         for line in describe(p, os.path.join(args.results, spec["name"]), chosen):
             print(line)
         return 0
-    room = problems(chosen, args.nvm_dir, args.scale)
+    # Room on this machine, where local runs (and a LocalCluster's) put their images.
+    here = args.executor == "local" or (args.cluster == "local" and not args.scheduler)
+    room = problems(chosen, args.nvm_dir, args.scale) if here else []
     if room:
         raise ResultsError(room[0])
     writable_dir(args.results)

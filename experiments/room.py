@@ -58,8 +58,9 @@ def problems(runs, nvm_dir, scale):
             else f"{run.settings.get('warehouses')} warehouses")
     why = (f"--scale {scale}'s largest run ({what}, P = {run.settings.get('p_ratio', 4)}) "
            f"needs at least {db / GiB:.1f} GiB of NVM image and {dram / GiB:.1f} GiB of DRAM "
-           f"(database rows x tuple bytes, before the engine's indexes, logs and versions, so "
-           f"rundb asks for more than the paper's 256 GB database)")
+           f"(a lower bound: the database alone, rows x tuple bytes; rundb sizes each "
+           f"engine's image from its own layout, with indexes, versions, free space and logs, "
+           f"so it asks for more than the paper's database, 256 GB for YCSB)")
     short = []
     nvm_dir = run.settings.get("nvm_dir", nvm_dir)
     try:

@@ -73,6 +73,6 @@ def test_a_scale_without_room_is_refused_saying_what_it_needs(tmp_path):
     (why,) = problems([big], str(tmp_path), "paper")
     assert why.startswith("--scale paper's largest run (1099511627776 rows, P = 4) needs at "
                           "least 1008.0 TiB"[:70])
-    assert f"--nvm-dir {tmp_path} has " in why and "the paper's 256 GB" in why
+    assert f"--nvm-dir {tmp_path} has " in why and "the paper's database, 256 GB for YCSB" in why
     assert problems([Run({"workload": "ycsb", "rows": 1000}, {})], str(tmp_path), "small") == []
     assert problems([Run({"workload": "smallbank"}, {})], str(tmp_path), "small") == []

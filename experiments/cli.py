@@ -7,6 +7,7 @@ import os
 import shlex
 import signal
 import sys
+import time
 from collections import Counter
 
 from experiments.capabilities import detect
@@ -75,6 +76,10 @@ def _terminate(signum, frame):
     raise KeyboardInterrupt  # SIGTERM ends a sweep the way Ctrl-C does
 
 
+def say(line):
+    print(line, flush=True)  # progress shows as it happens, also through a pipe
+
+
 def cmd_run(args):
     from experiments.lock import sweep_lock
     from experiments.room import problems
@@ -101,13 +106,18 @@ def cmd_run(args):
     # The folder's lock before the first build: a second sweep into it stops at once.
     with sweep_lock(os.path.join(args.results, spec["name"]), resume_command(args.argv)):
         # Build the reference rundb first so flags are checked against the current source.
-        p = plan(spec, args.scale, args.repeat, caps=detect(build=True))
+        say("building mmdb-no_wait, whose --help the flags are checked against ...")
+        start = time.monotonic()
+        caps = detect(build=True)
+        say(f"building mmdb-no_wait ... done in {time.monotonic() - start:.0f} s")
+        p = plan(spec, args.scale, args.repeat, caps=caps)
         slurm = {"queue": args.slurm_queue, "walltime": args.slurm_walltime,
                  "memory": args.slurm_memory, "account": args.slurm_account}
         summary = run_sweep(p, args.results, executor=args.executor, scheduler=args.scheduler,
                             workers=args.workers, nvm_dir=args.nvm_dir, timeout=args.timeout,
                             cluster=args.cluster, hosts=args.hosts and args.hosts.split(","),
-                            slurm=slurm, select=select, command=resume_command(args.argv))
+                            slurm=slurm, select=select, command=resume_command(args.argv),
+                            echo=say)
     if summary.interrupted:
         print(f"interrupted: {summary.ran} run(s) finished now, {summary.ran + summary.skipped} of "
               f"{summary.planned} done in all (table: {summary.csv}); resume with: "

@@ -1,6 +1,8 @@
-"""What the testbed can run today: engines and CC methods the Makefile builds, and the flags
-(with their accepted values) a built rundb lists in --help. The planner marks anything else
-pending, so a spec can name what is still to come and run as soon as it lands."""
+"""What the testbed can run today: engines, CC methods and ENGINE-CC pairs the Makefile builds
+(a spec naming others is a spec error, unless it declares them pending), and the flags (with
+their accepted values) a built rundb lists in --help, which the planner marks pending when a
+spec declares them still to come."""
+import functools
 import re
 import subprocess
 from dataclasses import dataclass
@@ -17,13 +19,7 @@ NOT_FLAGS = ("engine", "cc", "nvm_dir", "build")
 BUILDS = {"naive": (("zen",), ["ZEN_NAIVE_ALLOC=1"], "-naive")}
 
 # Where the missing piece is being built, so a pending reason says what to wait for.
-ISSUES = {
-    ("engine", "zen"): "issue 3",
-    **{("cc", c): "issue 4" for c in ("wait_die", "dl_detect", "occ", "tictoc", "mvcc",
-                                      "hekaton", "cicada", "hstore", "mcsi", "pgsi")},
-    ("engine", "nvmvcc"): "issue 4: the single-layer NVM engine MCSI and PGSI need",
-    **{("workload", w): "issue 5" for w in ("tpcc", "smallbank")},
-}
+ISSUES = {("workload", w): "issue 5" for w in ("tpcc", "smallbank")}
 
 HELP_LINE = re.compile(r"^\s+(?:-\w,)?--([a-z0-9-]+)(?:\s+([A-Z]+)(?::(\S*))?)?")
 
@@ -61,6 +57,30 @@ def makefile_lists(root=ROOT):
     return words("ENGINES"), words("CC_ALGS")
 
 
+@functools.lru_cache(maxsize=None)
+def makefile_pairs(root=ROOT):
+    """{(engine, cc)} as `make pairs` prints them; None when make cannot say."""
+    try:
+        proc = subprocess.run(["make", "-s", "--no-print-directory", "pairs"], cwd=root,
+                              capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if proc.returncode != 0:
+        return None
+    return {tuple(p.split("-", 1)) for p in proc.stdout.split() if "-" in p}
+
+
+def pair_problem(engine, cc, pairs):
+    """Why make cannot build ENGINE-CC (what each of the two goes with), or None."""
+    if pairs is None or (engine, cc) in pairs:
+        return None
+    with_engine = sorted(c for e, c in pairs if e == engine)
+    with_cc = sorted(e for e, c in pairs if c == cc)
+    return (f"engine {engine} with cc {cc} is not a pair make builds ({engine} runs "
+            f"{', '.join(with_engine) or 'nothing'}; {cc} runs on {', '.join(with_cc) or 'nothing'}; "
+            f"`make pairs` lists them)")
+
+
 def reference_binary(root=ROOT, build=False):
     """A rundb to read --help from: mmdb-no_wait (built first when asked), else the newest."""
     ref = Path(root) / "build" / "mmdb-no_wait" / "rundb"
@@ -91,10 +111,6 @@ def _hint(kind, value):
 def missing(caps, settings):
     """Why these settings cannot run today (empty when they can)."""
     reasons = []
-    for kind, known in (("engine", caps.engines), ("cc", caps.ccs)):
-        value = settings.get(kind)
-        if value is not None and value not in known:
-            reasons.append(f"needs {kind} {value}{_hint(kind, value)}")
     variant = settings.get("build")
     if variant is not None and (variant not in BUILDS or settings.get("engine") not in BUILDS[variant][0]):
         known = ", ".join(f"{k} ({'/'.join(v[0])})" for k, v in BUILDS.items())

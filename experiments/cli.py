@@ -1,17 +1,38 @@
-"""python3 -m experiments {list,run,check,report}. User errors end in one line on stderr, never a
-traceback: exit 2 for a bad spec, 1 for a bad results folder, 130 when interrupted; `check`
-exits 3 when a claim that ran was not reproduced."""
+"""python -m experiments {list,run,check,report}. User errors end in one line on stderr starting
+"error:", never a traceback: exit 2 for a bad spec or command line (usage), 1 for a results
+folder that cannot be used (or is in use by another sweep) or a machine without room for the
+scale, 130 when interrupted; `check` exits 3 when a claim that ran was not reproduced."""
 import argparse
 import os
 import shlex
 import signal
 import sys
+import time
 from collections import Counter
 
 from experiments.capabilities import detect
 from experiments.planner import plan, reasons
 from experiments.results import ResultsError, writable_dir
+from experiments.select import UsageError, parse_only
 from experiments.specs import SpecError, load_all, load_spec
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with the CLI's one error form: 'error: ...' on one line, exit 2."""
+
+    def error(self, message):
+        print(f"error: {message} (see {self.prog} --help)", file=sys.stderr)
+        sys.exit(2)
+
+
+def positive_seconds(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, not {text}")
+    return value
 
 
 def cmd_list(args):
@@ -55,20 +76,48 @@ def _terminate(signum, frame):
     raise KeyboardInterrupt  # SIGTERM ends a sweep the way Ctrl-C does
 
 
+def say(line):
+    print(line, flush=True)  # progress shows as it happens, also through a pipe
+
+
 def cmd_run(args):
+    from experiments.lock import sweep_lock
+    from experiments.room import problems
     from experiments.runner import INTERRUPTED, run_sweep
 
     signal.signal(signal.SIGTERM, _terminate)
     spec = load_spec(args.spec)
+    # Names, values, pairs, --only and room are checked before anything is built.
+    p = plan(spec, args.scale, args.repeat)
+    select = parse_only(args.only, p.runs) if args.only else None
+    chosen = [r for r in p.runs if select is None or select(r)]
+    if args.dry_run:
+        from experiments.dryrun import describe
+        print(f"{spec['name']} [{args.scale}]: dry run, nothing is built or run")
+        for line in describe(p, os.path.join(args.results, spec["name"]), chosen):
+            print(line)
+        return 0
+    # Room on this machine, where local runs (and a LocalCluster's) put their images.
+    here = args.executor == "local" or (args.cluster == "local" and not args.scheduler)
+    room = problems(chosen, args.nvm_dir, args.scale) if here else []
+    if room:
+        raise ResultsError(room[0])
     writable_dir(args.results)
-    # Build the reference rundb first so flags are checked against the current source.
-    p = plan(spec, args.scale, args.repeat, caps=detect(build=True))
-    slurm = {"queue": args.slurm_queue, "walltime": args.slurm_walltime,
-             "memory": args.slurm_memory, "account": args.slurm_account}
-    summary = run_sweep(p, args.results, executor=args.executor, scheduler=args.scheduler,
-                        workers=args.workers, nvm_dir=args.nvm_dir, timeout=args.timeout,
-                        cluster=args.cluster, hosts=args.hosts and args.hosts.split(","),
-                        slurm=slurm)
+    # The folder's lock before the first build: a second sweep into it stops at once.
+    with sweep_lock(os.path.join(args.results, spec["name"]), resume_command(args.argv)):
+        # Build the reference rundb first so flags are checked against the current source.
+        say("building mmdb-no_wait, whose --help the flags are checked against ...")
+        start = time.monotonic()
+        caps = detect(build=True)
+        say(f"building mmdb-no_wait ... done in {time.monotonic() - start:.0f} s")
+        p = plan(spec, args.scale, args.repeat, caps=caps)
+        slurm = {"queue": args.slurm_queue, "walltime": args.slurm_walltime,
+                 "memory": args.slurm_memory, "account": args.slurm_account}
+        summary = run_sweep(p, args.results, executor=args.executor, scheduler=args.scheduler,
+                            workers=args.workers, nvm_dir=args.nvm_dir, timeout=args.timeout,
+                            cluster=args.cluster, hosts=args.hosts and args.hosts.split(","),
+                            slurm=slurm, select=select, command=resume_command(args.argv),
+                            echo=say)
     if summary.interrupted:
         print(f"interrupted: {summary.ran} run(s) finished now, {summary.ran + summary.skipped} of "
               f"{summary.planned} done in all (table: {summary.csv}); resume with: "
@@ -118,7 +167,7 @@ def cmd_report(args):
 def main(argv=None):
     from experiments.runner import DEFAULT_NVM_DIR
 
-    ap = argparse.ArgumentParser(prog="python3 -m experiments",
+    ap = Parser(prog="python -m experiments",
                                  description="Run nvtestbed sweeps and plot them.")
     sub = ap.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="list specs, their run counts and pending entries")
@@ -144,7 +193,14 @@ def main(argv=None):
     run.add_argument("--results", default="results", help="results folder")
     run.add_argument("--nvm-dir", default=DEFAULT_NVM_DIR,
                      help="where NVM images go (a DAX mount for real NVM)")
-    run.add_argument("--timeout", type=float, default=1800, help="seconds before a run is killed")
+    run.add_argument("--timeout", type=positive_seconds, default=1800,
+                     help="seconds before a run is killed (more than 0)")
+    run.add_argument("--dry-run", action="store_true",
+                     help="list the configurations, their count and a time estimate; build "
+                          "and run nothing")
+    run.add_argument("--only", metavar="KEY=VALUE[,...]",
+                     help="run a subset: settings or labels, e.g. engine=zen,cc=silo|cicada "
+                          "(the table and figures still cover every finished run)")
     check = sub.add_parser("check", help="check the specs' claims on their sweeps' tables (the scorecard)")
     check.add_argument("specs", nargs="*", help="spec names (default: every spec with results)")
     check.add_argument("--results", default="results")
@@ -158,6 +214,9 @@ def main(argv=None):
     except SpecError as exc:
         for line in exc.args[0]:
             print(f"error: {line}", file=sys.stderr)
+        return 2
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     except (ResultsError, OSError) as exc:  # OSError: a results file that cannot be written
         print(f"error: {exc}", file=sys.stderr)

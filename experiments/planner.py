@@ -1,18 +1,17 @@
 """Expand a spec at a scale into runs, each named by a hash of its settings.
 
-A configuration is pending (reported, never run) when the spec says so, or when what the
-testbed has today cannot run it: an engine or CC method the Makefile does not list, a setting
-rundb has no flag for, or a value a flag does not accept (see capabilities.py).
+A configuration is pending (reported, never run) when the spec says so, or when the built
+rundb lacks a flag the spec declares still to come (see capabilities.py). An ENGINE-CC pair
+make does not build is a spec error, found before any build.
 """
 import hashlib
 import itertools
 import json
-import re
 from dataclasses import dataclass, field
 
-from experiments.capabilities import missing
-
-REF = re.compile(r"^\$\{(\w+)\}$")  # "${threads}": the value of another setting of the run
+from experiments.capabilities import makefile_pairs, missing, pair_problem
+from experiments.schema import REF, _closest  # REF: "${threads}", another setting's value
+from experiments.specs import SpecError
 
 
 def _canonical(value):
@@ -123,14 +122,15 @@ def _expand(axes, fixed, labels):
         yield settings, names
 
 
-def plan(spec, scale, repeat=3, caps=None):
-    """Runs of a spec at a scale. With caps (capabilities.detect()), configurations the
-    testbed cannot run yet are pending with the reason."""
+def plan(spec, scale, repeat=3, caps=None, pairs=None):
+    """Runs of a spec at a scale. With caps (capabilities.detect()), configurations whose
+    declared flags the built rundb lacks are pending with the reason. pairs: the ENGINE-CC
+    pairs make builds (default `make pairs`)."""
     if scale not in spec["scales"]:
-        raise SystemExit(f"spec {spec['name']} has no scale {scale!r} "
-                         f"(has: {', '.join(spec['scales'])})")
+        raise SpecError([f"spec {spec['name']} has no scale {scale!r}"
+                         f"{_closest(scale, spec['scales'])} (has: {', '.join(spec['scales'])})"])
     if repeat < 1:
-        raise SystemExit("--repeat must be at least 1")
+        raise SpecError(["--repeat must be at least 1"])
     overrides = spec["scales"][scale] or {}
     # A scale may replace an axis' list (threads 1..32 at paper scale) or a fixed value.
     axes = {k: overrides.get(k, v) for k, v in spec["axes"].items()}
@@ -139,13 +139,22 @@ def plan(spec, scale, repeat=3, caps=None):
             axes[k] = [v]
     fixed = {**spec["fixed"], **{k: v for k, v in overrides.items() if k not in axes}}
     labels = label_axes(axes)
-    runs, pending = [], []
+    runs, pending, bad_pairs = [], [], {}
+    pairs = makefile_pairs() if pairs is None else pairs
     for settings, names in _expand(axes, fixed, labels):
         entry = pending_entry(spec, settings, caps, names)
         if entry:
             pending.append((settings, entry))
             continue
+        why = pair_problem(settings.get("engine"), settings.get("cc"), pairs)
+        if why:
+            bad_pairs[why] = None
+            continue
         # Labels join the id only when present, so specs without them keep their ids.
         rid = run_id({**settings, **{f"label.{k}": v for k, v in names.items()}})
         runs += [Run(spec["name"], rid, rep, settings, names) for rep in range(repeat)]
+    if bad_pairs:
+        where = spec.get("path", spec["name"])
+        raise SpecError([f"{where}: {why}; one still to come goes in pending: "
+                         f"[{{engine: ..., cc: ..., reason: ...}}]" for why in bad_pairs])
     return Plan(spec, scale, repeat, axes, fixed, runs, pending)

@@ -14,6 +14,8 @@ from tqdm import tqdm
 from experiments import executors
 from experiments.capabilities import BUILDS, NOT_FLAGS
 from experiments.planner import binaries, binary_of, describe_pending
+from experiments.lock import sweep_lock
+from experiments.provenance import build_record, load_result, stale_reason
 from experiments.results import ROOT, host_info, result_path, write_csv, write_json
 INTERRUPTED = 130  # exit status of rundb (and of this runner) stopped by SIGINT or SIGTERM
 DEFAULT_NVM_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
@@ -24,15 +26,25 @@ def binary_path(engine, cc, variant=None, root=ROOT):
     return Path(root) / "build" / f"{engine}-{cc}{suffix}" / "rundb"
 
 
-def build(pairs, log_dir, root=ROOT):
-    """make each binary (planner.binary_of) once; returns {pair: error} for the ones that
-    failed."""
+def make_command(pair):
+    """make's command line for one binary (planner.binary_of)."""
+    engine, cc, variant = (*pair, None)[:3]
+    cmd = ["make", f"-j{os.cpu_count() or 1}", f"ENGINE={engine}", f"CC_ALG={cc}"]
+    return cmd + (BUILDS[variant][1] if variant else [])
+
+
+def build(pairs, log_dir, root=ROOT, echo=None):
+    """make each binary (planner.binary_of) once, saying when each starts and ends (a fresh
+    build takes minutes); returns {pair: error} for the ones that failed."""
     errors = {}
-    for pair in pairs:
+    for i, pair in enumerate(pairs, 1):
         engine, cc, variant = (*pair, None)[:3]
-        cmd = ["make", f"-j{os.cpu_count() or 1}", f"ENGINE={engine}", f"CC_ALG={cc}"]
-        cmd += BUILDS[variant][1] if variant else []
-        log = Path(log_dir) / f"build-{'-'.join(pair)}.log"
+        cmd = make_command(pair)
+        name = "-".join(pair)
+        log = Path(log_dir) / f"build-{name}.log"
+        if echo:
+            echo(f"building {name} ({i} of {len(pairs)}) ...")
+        start = time.monotonic()
         try:
             proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
             log.write_text(f"$ {' '.join(cmd)}\n{proc.stdout}{proc.stderr}")
@@ -42,6 +54,10 @@ def build(pairs, log_dir, root=ROOT):
             failed = True
         if failed or not binary_path(engine, cc, variant, root).is_file():
             errors[pair] = f"build failed: {' '.join(cmd)} (log: {log})"
+        if echo:
+            echo(f"building {name} ({i} of {len(pairs)}) ... "
+                 f"{'FAILED, see ' + str(log) if pair in errors else 'done'} "
+                 f"in {time.monotonic() - start:.0f} s")
     return errors
 
 
@@ -158,26 +174,60 @@ class Summary:
 
 def run_sweep(plan, results_dir="results", executor="local", scheduler=None, workers=1,
               nvm_dir=DEFAULT_NVM_DIR, timeout=1800, root=ROOT, echo=print, cluster="local",
-              hosts=None, slurm=None):
+              hosts=None, slurm=None, select=None, command=None):
+    """Build, run and plot one sweep. select(run): the runs to do (--only); command: who we
+    are, for the results folder's lock."""
     spec = plan.spec
     out_dir = Path(results_dir) / spec["name"]
     logs = out_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    summary = Summary(out_dir, planned=len(plan.runs))
+    with sweep_lock(out_dir, command):
+        return _sweep(plan, out_dir, logs, executor, nvm_dir, timeout, root, echo, select,
+                      {"scheduler": scheduler, "workers": workers, "cluster": cluster,
+                       "hosts": hosts, "slurm": slurm} if executor == "dask" else {})
 
+
+def _sweep(plan, out_dir, logs, executor, nvm_dir, timeout, root, echo, select, options):
+    spec = plan.spec
+    summary = Summary(out_dir, planned=len(plan.runs))
     for text, count in Counter(describe_pending(e) for _, e in plan.pending).items():
         echo(f"pending, skipped ({count} configs): {text}")
-    todo = [r for r in plan.runs if not result_path(out_dir, r).exists()]
-    summary.skipped = len(plan.runs) - len(todo)
-    echo(f"{spec['name']} [{plan.scale}]: {len(plan.runs)} runs planned, "
-         f"{summary.skipped} already done, {len(todo)} to run, {len(plan.pending)} pending configs")
+    wanted = [r for r in plan.runs if select is None or select(r)]
+    # Every binary the runs use is (re)built, even for runs already done: a run is done only
+    # when the binary that made its result is the one built now (experiments/provenance.py).
+    pairs = binaries(wanted)
+    build_errors = build(pairs, logs, root, echo)
+    records = {pair: build_record(binary_path(*pair, root=root), make_command(pair)[2:], root)
+               for pair in pairs if pair not in build_errors}
+    todo, stale = [], Counter()
+    for run in wanted:
+        path = result_path(out_dir, run)
+        if not path.exists():
+            todo.append(run)
+            continue
+        pair = binary_of(run.settings)
+        result = load_result(path)
+        why = (build_errors.get(pair) and "its binary did not build") or \
+            ("unreadable result" if result is None else stale_reason(result, records[pair]))
+        if why:
+            stale[why] += 1
+            todo.append(run)
+    summary.skipped = len(wanted) - len(todo)
+    for why, count in stale.items():
+        echo(f"redoing {count} run(s) already done: {why}")
+    only = f" ({len(wanted)} chosen by --only)" if len(wanted) < len(plan.runs) else ""
+    echo(f"{spec['name']} [{plan.scale}]: {len(plan.runs)} runs planned{only}, "
+         f"{summary.skipped} already done by the current binary, {len(todo)} to run"
+         f"{f' ({sum(stale.values())} redone)' if stale else ''}, "
+         f"{len(plan.pending)} pending configs")
+    for run in todo:  # a stale result must not stay in the table if its redo fails
+        result_path(out_dir, run).unlink(missing_ok=True)
     if todo:  # rewritten at the end: until then the report lists the sweep as incomplete
         (out_dir / "sweep.json").unlink(missing_ok=True)
 
     try:
-        _run_todo(plan, todo, summary, logs, nvm_dir, timeout, root, executor,
-                  {"scheduler": scheduler, "workers": workers, "cluster": cluster,
-                   "hosts": hosts, "slurm": slurm} if executor == "dask" else {})
+        _run_todo(plan, todo, summary, logs, nvm_dir, timeout, root, executor, options,
+                  build_errors, records)
     except KeyboardInterrupt:  # SIGINT, or SIGTERM (the CLI turns it into one)
         summary.interrupted = True
         # A run cut short on a Dask worker may not get to remove its image (or rundb's .new).
@@ -202,10 +252,11 @@ def run_sweep(plan, results_dir="results", executor="local", scheduler=None, wor
     return summary
 
 
-def _run_todo(plan, todo, summary, logs, nvm_dir, timeout, root, executor, options):
-    """Build, then run every job not done yet, writing each result as it arrives."""
+def _run_todo(plan, todo, summary, logs, nvm_dir, timeout, root, executor, options,
+              build_errors, records):
+    """Run every job not done yet, writing each result, with what built its binary, as it
+    arrives."""
     out_dir = summary.out_dir
-    build_errors = build(binaries(todo), logs, root)
     jobs = []
     for run in todo:
         pair = binary_of(run.settings)
@@ -229,7 +280,8 @@ def _run_todo(plan, todo, summary, logs, nvm_dir, timeout, root, executor, optio
                 data["run"] = {"id": run.run_id, "rep": run.rep, "spec": run.spec,
                                "scale": plan.scale, "settings": run.settings,
                                "labels": run.labels, "cpus": outcome.get("cpus"),
-                               "command": outcome["command"], "wall_s": outcome["wall_s"]}
+                               "command": outcome["command"], "wall_s": outcome["wall_s"],
+                               "build": records[binary_of(run.settings)]}
                 write_json(result_path(out_dir, run), data)
                 summary.ran += 1
             bar.update()

@@ -1,6 +1,8 @@
 """What a spec may say: every key known, every value of the right type, every setting a rundb
 flag (read from system/options.cpp, so no build is needed) or a flag the spec declares as
-pending. All problems are reported at once, each with file and line."""
+pending, every value one rundb accepts (experiments/ranges.py), every engine and CC method one
+the Makefile builds or the spec declares pending. All problems are reported at once, each with
+file and line."""
 import difflib
 import inspect
 import re
@@ -8,7 +10,8 @@ from pathlib import Path
 
 import yaml
 
-from experiments.capabilities import NOT_FLAGS
+from experiments.capabilities import NOT_FLAGS, makefile_lists
+from experiments.ranges import rules as flag_rules
 from experiments.results import ROOT
 
 TOP = {"paper": str, "figure": str, "title": str, "also": list, "axes": dict, "fixed": dict,
@@ -19,6 +22,7 @@ REQUIRED = ("paper", "figure", "title", "axes", "fixed", "scales", "plot")
 SPEC_SETTINGS = set(NOT_FLAGS) | {"recover"}
 FLAG = re.compile(r'add_(?:option|flag)\(\s*"([^"]+)"')
 SCALAR = (str, int, float, bool)
+REF = re.compile(r"^\$\{(\w+)\}$")  # "${threads}": the value of another setting of the run
 
 
 def rundb_flags(root=ROOT):
@@ -65,8 +69,10 @@ def _plot_options(script):
     return set(list(params)[1:]) | {"script", "name"}
 
 
-def check(spec, node, flags):
-    """[(path, message)] for everything wrong with a loaded spec."""
+def check(spec, node, flags, rules=None, makes=None):
+    """[(path, message)] for everything wrong with a loaded spec. rules: what each flag
+    accepts (ranges.rules()); makes: (engines, CC methods) the Makefile builds."""
+    rules = {} if rules is None else rules
     problems = []
     add = lambda path, msg: problems.append((path, msg))  # noqa: E731
     if not isinstance(spec, dict):
@@ -96,8 +102,23 @@ def check(spec, node, flags):
         else:
             declared.update(names)
     known = flags | SPEC_SETTINGS | declared
+    # Values a pending entry names (an engine, a CC method, a value rundb does not accept
+    # yet) are declared to come; any other must be one the testbed has.
+    to_come = {(k, str(v)) for e in spec.get("pending", []) if isinstance(e, dict)
+               for k, v in e.items() if k not in ("reason", "flags") and isinstance(v, SCALAR)}
+    buildable = dict(zip(("engine", "cc"), makes)) if makes else {}
 
-    def setting(path, name, value, lists=False):
+    def value_problem(name, value):
+        if isinstance(value, dict) or (name, str(value)) in to_come or \
+                isinstance(value, str) and REF.match(value):
+            return None  # a bundle, declared pending, or "${threads}" (the setting it names)
+        if name in buildable and value not in buildable[name]:
+            return (f"unknown {name} {value!r}{_closest(str(value), buildable[name])}: the "
+                    f"Makefile builds {' '.join(sorted(buildable[name]))}; one still to come "
+                    f"goes in pending: [{{{name}: {value}, reason: ...}}]")
+        return rules[name].problem(value) if name in rules and value is not None else None
+
+    def setting(path, name, value, lists=False, declared_pending=False):
         if name not in known and name not in labels:
             add(path, f"unknown setting {name!r}{_closest(name, known | labels)}: not a rundb "
                       f"flag; a flag still to come goes in pending: "
@@ -107,6 +128,11 @@ def check(spec, node, flags):
             and all(isinstance(v, SCALAR) or isinstance(v, dict) for v in value))
         if not ok:
             add(path, f"setting {name!r} must be a single value{' or a list' if lists else ''}")
+        elif not declared_pending:
+            for i, v in enumerate(value if isinstance(value, list) else [value]):
+                why = value_problem(name, v)
+                if why:
+                    add(path + ((i,) if isinstance(value, list) else ()), why)
 
     for axis, values in spec["axes"].items():
         if not isinstance(values, list) or not values:
@@ -137,7 +163,7 @@ def check(spec, node, flags):
         if isinstance(entry, dict):
             for name, value in entry.items():
                 if name not in ("reason", "flags"):
-                    setting(("pending", i, name), name, value)
+                    setting(("pending", i, name), name, value, declared_pending=True)
     for i, text in enumerate(spec.get("also", [])):
         if not isinstance(text, str):
             add(("also", i), "'also' lists other papers' figures as strings")
@@ -180,5 +206,6 @@ def validate(path, text, flags=None):
         return None, [f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}"]
     if node is None:
         return None, [f"{path}:1: empty spec"]
-    found = check(spec, node, rundb_flags() if flags is None else flags)
+    found = check(spec, node, rundb_flags() if flags is None else flags, flag_rules(),
+                  makefile_lists())
     return spec, [f"{path}:{_line(node, p)}: {msg}" for p, msg in found]

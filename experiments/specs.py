@@ -2,7 +2,7 @@
 against experiments/schema.py before anything is planned."""
 from pathlib import Path
 
-from experiments.schema import validate
+from experiments.schema import _closest, validate
 
 SPEC_DIR = Path(__file__).resolve().parent / "specs"
 
@@ -22,8 +22,11 @@ def spec_path(name_or_path):
 def load_spec(name_or_path):
     path = spec_path(name_or_path)
     if not path.is_file():
-        known = ", ".join(p.stem for p in sorted(SPEC_DIR.glob("*.yaml")))
-        raise SpecError([f"no spec {name_or_path!r} (known: {known})"])
+        if Path(name_or_path).suffix in (".yaml", ".yml"):
+            raise SpecError([f"no spec file {str(path)!r}"])
+        known = [p.stem for p in sorted(SPEC_DIR.glob("*.yaml"))]
+        raise SpecError([f"no spec {name_or_path!r}{_closest(str(name_or_path), known)} "
+                         f"(known: {', '.join(known)})"])
     spec, problems = validate(path, path.read_text())
     if problems:
         raise SpecError(problems)

@@ -212,21 +212,17 @@ claims:
 
 def test_the_report_opens_with_the_scorecard_and_each_figure_shows_its_claims(tmp_path):
     from experiments.report import write_report
-    from experiments.results import result_path, write_json
     from experiments.runner import run_sweep
     from conftest import FIXTURES
     from experiments.planner import plan
-    from test_resume import finished_run
+    from test_resume import done_sweep
 
     spec = tmp_path / "tiny.yaml"
     spec.write_text((FIXTURES / "tiny.yaml").read_text() + TINY_CLAIMS)
     p = plan(load_spec(spec), "small", 2)
-    out = tmp_path / "results" / "tiny"
-    out.mkdir(parents=True)
-    for run in p.runs:
-        write_json(result_path(out, run), finished_run(run))
+    root, out = done_sweep(tmp_path, p)
     lines = []
-    summary = run_sweep(p, tmp_path / "results", root=tmp_path, echo=lines.append)
+    summary = run_sweep(p, tmp_path / "results", root=root, echo=lines.append)
     assert (out / "tiny_summary.csv").exists() and summary.csv.exists()
     html = write_report(tmp_path / "results")[0].read_text()
     card = html.index("<h2>Scorecard</h2>")

@@ -9,9 +9,8 @@ import subprocess
 import pytest
 
 from experiments.report import write_report
-from experiments.results import result_path, write_json
 from experiments.runner import run_sweep
-from test_resume import finished_run, tiny_plan
+from test_resume import done_sweep, tiny_plan
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # Appended to a copy of the page: lists the images that did not load once the page has.
@@ -48,11 +47,8 @@ def report(tmp_path):
     if not CHROMIUM:
         pytest.skip("no chromium (scripts/setup.sh installs the Debian package)")
     p = tiny_plan(repeat=2)
-    out = tmp_path / "results" / "tiny"
-    out.mkdir(parents=True)
-    for run in p.runs:
-        write_json(result_path(out, run), finished_run(run))
-    run_sweep(p, tmp_path / "results", root=tmp_path, echo=lambda *_: None)
+    root, _ = done_sweep(tmp_path, p)
+    run_sweep(p, tmp_path / "results", root=root, echo=lambda *_: None)
     (tmp_path / "results" / "cut_short" / "logs").mkdir(parents=True)
     return write_report(tmp_path / "results")[0]
 

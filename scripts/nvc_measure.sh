@@ -54,11 +54,12 @@ for rep in $(seq "$SB_REPS"); do  # Figure 6
     for b in nvcaracal-caracal zen-cicada zen-silo; do run "smallbank hotspot$hs" "$rep" $b "${S[@]}" --hotspot-accounts $hs; done
   done
 done
-for rep in $(seq "$DESIGN_REPS"); do  # Figure 7 (and no-logging, Figure 10)
-  for h in 0 7; do
+for rep in $(seq "$DESIGN_REPS"); do  # Figure 7 (and no-logging and all-dram, Figure 10)
+  for h in 0 7; do  # the paper's datasets that fit in DRAM: P = 1, as nvc_designs.yaml
     for d in nvcaracal all-nvmm hybrid no-logging; do
-      run "design $d ycsb hot$h" "$rep" nvcaracal-caracal "${Y[@]}" --hot-requests $h --caracal-design $d
+      run "design $d ycsb hot$h" "$rep" nvcaracal-caracal "${Y[@]}" --p-ratio 1 --hot-requests $h --caracal-design $d
     done
+    run "design all-dram ycsb hot$h" "$rep" nvcaracal-caracal "${Y[@]}" --p-ratio 1 --hot-requests $h --caracal-design all-dram --profile dram
   done
   for w in 4 1; do
     for d in nvcaracal all-nvmm hybrid no-logging; do

@@ -795,7 +795,7 @@ TEST(NvCaracal, CachedVersionsWithinDatabaseOverPAndTheLedgerIsWhatWasAllocated)
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
     const double tol = 0.01;
 #else
-    const double tol = 0.05;  // jemalloc's size classes: 1.4-2.2% seen
+    const double tol = 0.025;  // jemalloc's size classes: 1.4-2.2% seen, the lists and buffers about 3%
 #endif
     EXPECT_NEAR(double(grown), double(used), double(used) * tol + (64 << 10))
         << "heap grew " << grown << " B, the ledger holds " << used << " B: " << nlohmann::json(dram.breakdown()).dump();

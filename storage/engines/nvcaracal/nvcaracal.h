@@ -232,7 +232,7 @@ class NvCaracal {
   }
 
   Thread& thread(int t) { return th_[size_t(t)]; }
-  BlockPool& row_pool(int core) { return row_pool_[size_t(core)]; }  // tests and the checker's tests
+  BlockPool& row_pool(int core) { return row_pool_[size_t(core)]; }  // tests: a corrupted free list
   const TableInfo& table_info(uint32_t t) const { return tables_[t]; }
   int threads() const { return threads_; }
   bool input_logging() const { return input_log_; }

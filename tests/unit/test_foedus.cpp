@@ -427,7 +427,7 @@ TEST(FoedusDram, DataWithinDatabaseOverPAndTheLedgerIsWhatItAllocated) {
 // A volatile pool far smaller than the working set (transfers over every page, 2 threads, the
 // log writer and gleaner running): installs find the pool empty, wait for the gleaner's drop
 // passes (DRAM pressure wakes it) and go on; no money is lost.
-TEST(FoedusDram, ATinyVolatilePoolStillRunsCorrectly) {
+TEST(FoedusDram, ConcurrentTransfersRunCorrectlyWithATinyVolatilePool) {
   constexpr uint64_t kRows = 1000;
   TempPath p("foedus-tiny-pool");
   test::DbOptions o = small(kRows, 2);

@@ -127,8 +127,9 @@ TYPED_TEST(DramLedgerTest, DataIsAtMostDatabaseOverP) {
   auto kinds = dram.kinds();
   uint64_t data = 0, tuples = 0;
   for (auto& [what, bytes] : dram.breakdown()) {
-    const bool holds_tuples = what.starts_with("rows.") || what.starts_with("metcache.") ||
-                              what.starts_with("tuple_cache.");
+    // (a cache's `.floor`, its working-set minimum beyond the cap, is overhead: not here)
+    const bool holds_tuples = (what.starts_with("rows.") || what.starts_with("metcache.") ||
+                               what.starts_with("tuple_cache.")) && !what.ends_with(".floor");
     EXPECT_EQ(kinds[what] == dev::DramUse::Data, holds_tuples) << what << " holds tuples: data; else overhead";
     if (kinds[what] == dev::DramUse::Data) data += bytes;
     if (holds_tuples) tuples += bytes;
@@ -158,4 +159,35 @@ TYPED_TEST(DramLedgerTest, LedgerMatchesWhatTheEngineAllocated) {
   EXPECT_GE(double(heap) + double(kSlack), double(ledger - reserved))
       << "allocated " << heap << " B, ledger " << ledger << " B (" << reserved
       << " B of it reservations): the ledger lists memory that was never allocated";
+}
+
+// A database whose data cap is below Zen's minimum Met-Cache (a transaction's working set per
+// region) still runs: the cache holds the minimum, charged as data up to database / P and the
+// floor beyond it listed apart as overhead.
+TEST(DramLedger, ZenBelowItsWorkingSetKeepsTheFloorAsOverhead) {
+  TempPath p("ledger-floor");
+  std::vector<TableInfo> tables = nvt::test::account_tables(200);  // 12.8 KB: a 3.2 KB data cap
+  EngineOptions eo;
+  eo.threads = 2;
+  eo.lrt_adaptive = false;
+  using E = zen::Zen<cc::Silo>;
+  dev::DeviceOptions d = nvt::test::device_options(p.str(), E::nvm_bytes(tables, eo) + (16ull << 20), "dram",
+                                                   std::string("engine=zen ") + nvt::test::layout_of(tables));
+  dev::NvmImage nvm(d);
+  const uint64_t cap = 200 * nvt::test::kTuple / 4;
+  dev::DramBudget dram(cap + kAllowance, cap);
+  EngineEnv env{nvm, dram, eo};
+  {
+    E eng(env, tables);
+    auto b = dram.breakdown();
+    auto k = dram.kinds();
+    ASSERT_TRUE(b.count("metcache.accounts.floor")) << "the minimum is above the cap";
+    EXPECT_EQ(k["metcache.accounts"], dev::DramUse::Data);
+    EXPECT_EQ(k["metcache.accounts.floor"], dev::DramUse::Overhead);
+    EXPECT_EQ(b["metcache.accounts"], cap) << "data fills the cap, no more";
+    EXPECT_EQ(dram.data_used(), cap);
+    EXPECT_EQ(b["metcache.accounts"] + b["metcache.accounts.floor"],
+              2 * zen::kMinEntriesPerRegion * E::Cache::entry_bytes(nvt::test::kTuple))
+        << "exactly the working-set minimum, the allowance not turned into cache";
+  }
 }

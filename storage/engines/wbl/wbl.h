@@ -189,7 +189,7 @@ class Wbl {
     }
     std::vector<uint64_t> plan;
     try {
-      plan = zen::plan_cache(env.dram.data_left(), d);
+      plan = zen::plan_cache(env.dram.data_left(), d, env.dram.left());
     } catch (const dev::BudgetError& e) {
       std::string m = e.what();
       auto at = m.find("Zen's minimum Met-Cache");

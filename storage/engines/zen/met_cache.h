@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <numeric>
@@ -62,7 +64,14 @@ class MetCache {
       : stride_(entry_bytes(len)), per_region_(per_region), regions_(regions), dram_(dram),
         what_(std::move(what)) {
     bytes_ = stride_ * per_region * uint64_t(regions);
-    base_ = static_cast<char*>(dram.alloc(bytes_, what_, dev::DramUse::Data));  // tuples: data
+    // Tuples: data, up to what the data cap has left; the rest of a cache held at its working-set
+    // floor (plan_cache's `room`) is listed apart as overhead, `<what>.floor`.
+    data_bytes_ = std::min(bytes_, dram.data_left());
+    dram.charge(data_bytes_, what_, dev::DramUse::Data);
+    if (bytes_ > data_bytes_) dram.charge(bytes_ - data_bytes_, what_ + ".floor");
+    base_ = static_cast<char*>(std::aligned_alloc(64, bytes_ ? bytes_ : 64));
+    if (!base_) throw dev::BudgetError("host out of memory allocating the Met-Cache " + what_);
+    std::memset(base_, 0, bytes_);
     for (uint64_t i = 0; i < per_region * uint64_t(regions); i++)
       new (base_ + i * stride_) Entry();
     dead_ = std::make_unique<Dead[]>(size_t(regions));
@@ -72,7 +81,9 @@ class MetCache {
   }
   ~MetCache() {
     dev::remove_dram_pool(base_);
-    dram_.free(base_, bytes_, what_);
+    std::free(base_);
+    dram_.uncharge(data_bytes_, what_);
+    if (bytes_ > data_bytes_) dram_.uncharge(bytes_ - data_bytes_, what_ + ".floor");
   }
   MetCache(const MetCache&) = delete;
   MetCache& operator=(const MetCache&) = delete;
@@ -200,7 +211,7 @@ class MetCache {
   int regions_;
   dev::DramBudget& dram_;
   std::string what_;
-  uint64_t bytes_ = 0;
+  uint64_t bytes_ = 0, data_bytes_ = 0;
   char* base_ = nullptr;
   std::unique_ptr<Dead[]> dead_;
 };
@@ -218,20 +229,23 @@ struct CacheDemand {
   uint64_t spread_entries = 0;  // more, if the budget still allows after every table is whole
 };
 
-// Entries per HTable; throws dev::BudgetError when M cannot hold the minimums. M is the DRAM
-// for data left (DramBudget::data_left()): the Met-Cache holds data, at most database / P.
-inline std::vector<uint64_t> plan_cache(uint64_t M, const std::vector<CacheDemand>& d) {
+// Entries per HTable. M is the DRAM for data left (DramBudget::data_left()): the Met-Cache
+// holds data, at most database / P. A database so small that M is below the minimums (a
+// transaction's working set per region, without which the engine cannot run) gets exactly the
+// minimums when `room` (the whole budget left) holds them: MetCache lists what exceeds the
+// data cap as overhead (`.floor`), never more than that floor. Else dev::BudgetError.
+inline std::vector<uint64_t> plan_cache(uint64_t M, const std::vector<CacheDemand>& d, uint64_t room = 0) {
   std::vector<uint64_t> c(d.size());
   uint64_t need = 0;
   for (size_t i = 0; i < d.size(); i++) {
     c[i] = d[i].min_entries;
     need += c[i] * d[i].entry_bytes;
   }
+  if (need > M && need <= room) return c;
   if (need > M)
-    throw dev::BudgetError("DRAM for data too small for Zen's minimum Met-Cache: needs " +
-                           std::to_string(need) + " B, " + std::to_string(M) +
-                           " B left for data (database / P, within the budget left after indexes and"
-                           " private data: lower --p-ratio or raise --dram-size)");
+    throw dev::BudgetError("DRAM budget too small for Zen's minimum Met-Cache: needs " +
+                           std::to_string(need) + " B, " + std::to_string(std::max(M, room)) +
+                           " B left after indexes and private data (raise --dram-size)");
   uint64_t left = M - need;
   std::vector<size_t> order(d.size());
   std::iota(order.begin(), order.end(), 0);

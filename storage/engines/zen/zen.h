@@ -211,7 +211,7 @@ class Zen {
       uint64_t spread = (t->info.capacity + min_entries) * uint64_t(nthreads_);
       d.push_back({1.0, t->info.capacity * t->len, Cache::entry_bytes(t->len), min, whole, spread});
     }
-    std::vector<uint64_t> plan = plan_cache(env.dram.data_left(), d);
+    std::vector<uint64_t> plan = plan_cache(env.dram.data_left(), d, env.dram.left());
     for (size_t i = 0; i < tables_.size(); i++)
       tables_[i]->cache = std::make_unique<Cache>(tables_[i]->len, plan[i] / uint64_t(nthreads_),
                                                   nthreads_, env.dram, "metcache." + tables_[i]->info.name);

@@ -303,8 +303,8 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
     if (!log_size.empty()) o.log_size = dev::parse_size(log_size);
     o.zen_plus = zen_plus == "on";
     if (o.zen_plus && (engine != "zen" || (cc != "mvcc" && cc != "hekaton" && cc != "cicada")))
-      throw CLI::ValidationError("--zen-plus on", "is Zen with a multi-version method (mvcc, hekaton, cicada), not " +
-                                 engine + "+" + cc);
+      throw CLI::ValidationError("--zen-plus on", "Zen+ is Zen with a multi-version method (mvcc, hekaton, cicada), not " +
+                                 engine + "-" + cc);
     if (uint64_t(o.requests) > o.rows)
       throw CLI::ValidationError("--requests", "must not exceed --rows (keys are distinct)");
     validate_workload(app, o);

@@ -278,7 +278,7 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   app.add_option("--hotspot-accounts", o.hotspot_accounts, "SmallBank hotspot customers (at most --accounts)")->check(CLI::Range(uint64_t(1), uint64_t(1) << 34))->capture_default_str();
   app.add_option("--hotspot-share", o.hotspot_share, "SmallBank share of customer draws that go to the hotspot")->check(finite)->check(CLI::Range(0.0, 1.0))->capture_default_str();
   app.add_flag("--send-payment", o.send_payment, "add SendPayment to SmallBank's uniform mix (six types)");
-  app.add_option("--warehouses", o.warehouses, "TPC-C warehouses")->check(CLI::Range(1, 1000))->capture_default_str();
+  app.add_option("--warehouses", o.warehouses, "TPC-C warehouses")->check(CLI::Range(1, 65536))->capture_default_str();
   app.add_option("--tpcc-mix", o.tpcc_mix, "TPC-C mix: standard, np (NewOrder:Payment 45:43), deterministic, or a list like neworder:45,payment:55")->check([](const std::string& s) {
     if (s == "standard" || s == "np" || s == "deterministic") return std::string();
     static const std::regex list("^(neworder|payment|order_status|delivery|stock_level):[0-9]+(,(neworder|payment|order_status|delivery|stock_level):[0-9]+)*$");

@@ -64,7 +64,6 @@ class DramLedgerTest : public ::testing::Test {
     eo.threads = 2;
     eo.log_bytes = 4ull << 20;
     eo.checkpoint_after_load = false;
-    eo.lrt_adaptive = false;
     dev::DeviceOptions d = nvt::test::device_options(path, Engine::nvm_bytes(tables, eo) + (16ull << 20), "dram",
                                                      std::string("engine=") + Engine::name + " " +
                                                          nvt::test::layout_of(tables));
@@ -169,7 +168,6 @@ TEST(DramLedger, ZenBelowItsWorkingSetKeepsTheFloorAsOverhead) {
   std::vector<TableInfo> tables = nvt::test::account_tables(200);  // 12.8 KB: a 3.2 KB data cap
   EngineOptions eo;
   eo.threads = 2;
-  eo.lrt_adaptive = false;
   using E = zen::Zen<cc::Silo>;
   dev::DeviceOptions d = nvt::test::device_options(p.str(), E::nvm_bytes(tables, eo) + (16ull << 20), "dram",
                                                    std::string("engine=zen ") + nvt::test::layout_of(tables));

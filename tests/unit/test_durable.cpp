@@ -50,7 +50,6 @@ TEST(ZenDurability, CommitIsDurableAtItsThreadsNextFenceAndSoIsItsReader) {
   TempPath p("durable-zen");
   DbOptions o;
   o.rows = 200;
-  o.lrt_adaptive = false;
   nvt::test::ZenDb<cc::Silo> db(p.str(), o);
   db.load(100);
   auto& eng = *db.eng;

@@ -259,10 +259,12 @@ def evaluate(spec, claim, summary):
               for c in [axis_column(spec, a, configs)] if c is not None]
     groups = [g for _, g in configs.groupby(others, dropna=False, sort=False)] if others else [configs]
     fn = {"ratio": _ratio, "order": _order, "trend": _trend, "value": _value}[kind]
+    # A trend along a label axis (contention: low, medium, high) follows the spec's order.
+    along_order = axis_values(spec, along) if along else None
     results = []
     for g in groups:
         name = ", ".join(f"{c.split('.', 1)[1]}={g[c].iloc[0]}" for c in others) or "all"
-        got = fn(body, g, pts, acol, lcol)
+        got = fn(body, g, pts, acol, (lcol, along_order))
         if got is not None:
             results.append((name, *got))
     if not results:
@@ -338,7 +340,17 @@ def _order(b, g, pts, acol, _):
     return (SAME if _holds(ps[0], ps[-1]) else NOT), text, None
 
 
-def _trend(b, g, pts, acol, lcol):
+def _position(values, order):
+    """Where each value stands along the axis: its number, or its place in the spec's order."""
+    nums = pd.to_numeric(values, errors="coerce")
+    if not nums.isna().any():
+        return nums
+    return pd.Series([next((i for i, o in enumerate(order or []) if _same(v, o)), len(order or []))
+                      for v in values], index=values.index)
+
+
+def _trend(b, g, pts, acol, along):
+    lcol, order = along
     desc = b["direction"] == "decreasing"
     if acol:
         names = b.get("series") or list(dict.fromkeys(g[acol]))
@@ -349,7 +361,7 @@ def _trend(b, g, pts, acol, lcol):
     for n, rows in lines.items():
         if len(rows) < 2:
             return None
-        rows = rows.assign(_x=pd.to_numeric(rows[lcol], errors="coerce")).sort_values("_x")
+        rows = rows.assign(_x=_position(rows[lcol], order)).sort_values("_x", kind="stable")
         ps = [pts[i] for i in rows.index]
         if all(_holds(x, y, desc) for x, y in zip(ps, ps[1:])):
             got = REPRODUCED

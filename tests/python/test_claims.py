@@ -232,3 +232,16 @@ def test_the_report_opens_with_the_scorecard_and_each_figure_shows_its_claims(tm
     assert "The paper's claims about this figure" in section
     assert "class='v-reproduced'" in section and "class='v-notrun'" in section
     assert "href='#tiny'" in html[card:html.index("<section")]
+
+
+def test_a_trend_along_a_label_axis_follows_the_specs_order():
+    spec = {"name": "t", "axes": {"system": ["a"], "contention": [{"label": "low", "hot": 0},
+                                                                  {"label": "medium", "hot": 4},
+                                                                  {"label": "high", "hot": 7}]},
+            "fixed": {}, "scales": {}}
+    # Alphabetically high < low < medium: rising with contention only in the spec's order.
+    raw = pd.DataFrame([{"run_id": c, "rep": 0, "setting.system": "a", "label.contention": c,
+                         "results.throughput_tps": v} for c, v in (("low", 1.0), ("medium", 2.0), ("high", 3.0))])
+    c = {"id": "c", "claim": "x", "source": "p", "trend": {"along": "contention", "direction": "increasing"}}
+    assert not validate_claims({**spec, "claims": [c]})
+    assert evaluate(spec, c, summarize(raw)).verdict == REPRODUCED

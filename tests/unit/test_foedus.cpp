@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <random>
 #include <thread>
 #include <vector>
@@ -453,6 +454,45 @@ TEST(FoedusDram, ConcurrentTransfersRunCorrectlyWithATinyVolatilePool) {
   EXPECT_GT(s["gleaner"]["volatile_pages_dropped"].get<uint64_t>(), capacity) << s.dump();
   EXPECT_EQ(db.total(), int64_t(kRows) * 100);
   EXPECT_EQ(db.eng->check()["violations"].get<uint64_t>(), 0u) << db.eng->check().dump();
+}
+
+// DRAM pressure asks the log writer for the next epoch instead of waiting for its tick: a page
+// written in the running epoch can be dropped only once that epoch is durable, so with 5 s
+// epochs a tiny pool would give one drop pass per two ticks (none in this test's window).
+TEST(FoedusDram, PressureAdvancesTheEpochInsteadOfWaitingForItsTick) {
+  constexpr uint64_t kRows = 1000;
+  TempPath p("foedus-pressure-epoch");
+  test::DbOptions o = small(kRows, 2);
+  o.epoch_ms = 5000;
+  o.gleaner_interval_ms = 60000;
+  CappedDb db(p.str(), o, 8ull << 20, 24 << 10);
+  db.load(100);
+  const uint64_t capacity = db.eng->stats()["volatile_pages"]["capacity"].get<uint64_t>();
+  db.eng->start();
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 2; t++)
+    ts.emplace_back([&, t] {
+      Mgr m(*db.eng, t);
+      std::mt19937_64 r(uint64_t(t) + 5);
+      while (!stop.load()) {
+        uint64_t a = r() % kRows, c = (a + 1 + r() % (kRows - 1)) % kRows;
+        test::transfer(m, a, c, 1);
+      }
+    });
+  // Well under one 5 s tick: only epochs advanced on demand can make pages droppable.
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (std::chrono::steady_clock::now() < until &&
+         db.eng->stats()["gleaner"]["volatile_pages_dropped"].get<uint64_t>() <= 2 * capacity)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  stop = true;
+  for (auto& t : ts) t.join();
+  db.eng->stop();
+  auto s = db.eng->stats();
+  EXPECT_GT(s["gleaner"]["volatile_pages_dropped"].get<uint64_t>(), 2 * capacity) << s.dump();
+  EXPECT_GT(s["epochs"]["asked"].get<uint64_t>(), 0u) << s.dump();
+  EXPECT_GT(s["volatile_pages"]["waits"].get<uint64_t>(), 0u) << s.dump();
+  EXPECT_EQ(db.total(), int64_t(kRows) * 100);
 }
 
 // 7.7: a restart in a fresh engine truncates the logs at the durable epoch, gleans them into a

@@ -67,6 +67,7 @@ class Foedus {
     };
     Count volatile_reads, snapshot_reads, cache_hits, cache_misses, installs;
     Count miss_bytes;  // NVM bytes the cache misses read (as the device model counted them)
+    Count dram_waits, dram_wait_ns;  // waits for the gleaner's drop pass after a refused page
     // Ordered trees: the node set (page versions a scan or a lookup that found no key relied
     // on, and the TID words of absent records it passed over) and the dual pointers a scan
     // followed into the snapshot world; validate() checks both. `inserted`: this transaction's
@@ -326,9 +327,12 @@ class Foedus {
     // Refused a volatile page last time: wait (outside any transaction) for the gleaner's next
     // drop pass rather than abort again and again (bounded: the gleaner may have nothing to drop).
     if (th.refusal == AbortCause::DramSpace && running_.load()) {
-      auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2 * env_.opt.epoch_ms + 10);
+      auto t0 = std::chrono::steady_clock::now();
+      auto until = t0 + std::chrono::milliseconds(2 * env_.opt.epoch_ms + 10);
       while (drop_passes_.load(std::memory_order_acquire) == th.drop_pass_seen && std::chrono::steady_clock::now() < until)
         std::this_thread::sleep_for(std::chrono::microseconds(200));
+      th.dram_waits++;
+      th.dram_wait_ns += uint64_t(std::chrono::nanoseconds(std::chrono::steady_clock::now() - t0).count());
     }
     for (;;) {
       th.log->active_epoch.store(g_epoch.load(std::memory_order_seq_cst), std::memory_order_seq_cst);
@@ -703,15 +707,15 @@ class Foedus {
 
   // Counters of the measured phase start here (the driver calls it as the phase starts).
   void begin_measure() {
-    std::array<uint64_t, 6> c = counts();
+    std::array<uint64_t, 8> c = counts();
     std::lock_guard g(stats_mu_);
     measured_ = Totals{};
     counts0_ = c;
   }
   // Workers' counters summed: volatile reads, snapshot reads, cache hits, misses, installs,
-  // the misses' NVM bytes.
-  std::array<uint64_t, 6> counts() const {
-    std::array<uint64_t, 6> c{};
+  // the misses' NVM bytes, waits for a drop pass and their time.
+  std::array<uint64_t, 8> counts() const {
+    std::array<uint64_t, 8> c{};
     for (auto& th : threads_) {
       c[0] += th.volatile_reads;
       c[1] += th.snapshot_reads;
@@ -719,6 +723,8 @@ class Foedus {
       c[3] += th.cache_misses;
       c[4] += th.installs;
       c[5] += th.miss_bytes;
+      c[6] += th.dram_waits;
+      c[7] += th.dram_wait_ns;
     }
     return c;
   }
@@ -726,7 +732,7 @@ class Foedus {
   // Counts since begin_measure() (the measured phase; since the start when it was not called),
   // but `gleaner` and `log_writer`, which are lifetime totals (`gleaner_measured`: the phase's).
   nlohmann::json stats() const {
-    std::array<uint64_t, 6> c = counts();
+    std::array<uint64_t, 8> c = counts();
     LogWriter::Stats ls = writer_->stats();
     std::lock_guard g(stats_mu_);
     for (size_t i = 0; i < c.size(); i++) c[i] -= counts0_[i];
@@ -767,10 +773,24 @@ class Foedus {
               {"miss_nvm_read_bytes", miss_bytes},
               {"bytes_read_per_miss", misses ? double(miss_bytes) / double(misses) : 0.0},
               {"evictions", cache_ ? cache_->evictions() : 0}}},
-            {"volatile_pages", {{"in_use", pool_->in_use()}, {"capacity", pool_->capacity()}, {"installed", inst}}},
+            // waits: transactions refused a volatile page that waited for the gleaner's next
+            // drop pass; wait_s: the workers' time in those waits (the measured phase's).
+            {"volatile_pages",
+             {{"in_use", pool_->in_use()},
+              {"capacity", pool_->capacity()},
+              {"installed", inst},
+              {"waits", c[6]},
+              {"wait_s", double(c[7]) * 1e-9}}},
             {"snapshot_pages", {{"in_use", area_->in_use()}, {"capacity", area_->pages()}}},
             {"reads", {{"volatile", vr}, {"snapshot", sr}}},
-            {"epochs", {{"current", g_epoch.load()}, {"durable", writer_->durable_epoch()}, {"snapshot", snapshot_epoch_.load()}}},
+            // advanced: epoch advances over the run's life; asked: those the gleaner asked for
+            // under DRAM pressure rather than waiting for the --epoch-ms tick.
+            {"epochs",
+             {{"current", g_epoch.load()},
+              {"durable", writer_->durable_epoch()},
+              {"snapshot", snapshot_epoch_.load()},
+              {"advanced", ls.advances},
+              {"asked", ls.asked_advances}}},
             {"log_writer",
              {{"batches", ls.batches},
               {"bytes", ls.bytes},
@@ -1123,14 +1143,28 @@ class Foedus {
         wake_ = false;
       }
       if (!running_.load()) break;
-      bool due = std::chrono::steady_clock::now() >= next;
-      if (due || pool_->fill() > kPressure || writer_->wants_gleaning()) {
+      bool due = std::chrono::steady_clock::now() >= next, pressure = pool_->fill() > kPressure;
+      if (due || pressure || writer_->wants_gleaning()) {
+        if (pressure) await_epoch_turn();
         run_gleaner(false);
         next = std::chrono::steady_clock::now() + interval;
       }
       dev::pay_debt();
       dev::publish();
     }
+  }
+
+  // DRAM pressure: the pages written in the running epoch can be dropped only once a snapshot
+  // covers it, so ask the log writer to advance the epoch now and wait until the running one is
+  // durable (bounded: a transaction still running in it holds it back), rather than for the
+  // --epoch-ms tick (with 20 ms epochs, two ticks per drop pass throttled every worker).
+  void await_epoch_turn() {
+    const uint64_t e = g_epoch.load(std::memory_order_seq_cst);
+    if (writer_->durable_epoch() >= e || !writer_->running()) return;
+    writer_->advance_soon();
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2 * env_.opt.epoch_ms + 10);
+    while (writer_->durable_epoch() < e && running_.load() && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
 
   bool run_gleaner(bool) {
@@ -1268,7 +1302,7 @@ class Foedus {
   Totals lifetime_, measured_;
   std::vector<std::pair<uint64_t, uint64_t>> tree_sizes_;
   std::vector<std::string> torn_;  // torn logs found by gleanings (stats_mu_)  // per ordered tree: snapshot leaves, interior pages
-  std::array<uint64_t, 6> counts0_{};
+  std::array<uint64_t, 8> counts0_{};
 };
 
 }  // namespace nvt::foedus

@@ -70,7 +70,9 @@ bool LogWriter::wants_gleaning() const {
 void LogWriter::pass() {
   std::lock_guard g(mu_);
   auto t0 = std::chrono::steady_clock::now();
-  if (t0 - last_advance_ >= std::chrono::milliseconds(epoch_ms_)) {
+  bool asked = advance_asked_.exchange(false, std::memory_order_acq_rel);
+  bool advanced = asked || t0 - last_advance_ >= std::chrono::milliseconds(epoch_ms_);
+  if (advanced) {
     g_epoch.fetch_add(1, std::memory_order_seq_cst);
     last_advance_ = t0;
   }
@@ -132,6 +134,8 @@ void LogWriter::pass() {
   double busy = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::lock_guard s(stats_mu_);
   stats_.passes++;
+  if (advanced) stats_.advances++;
+  if (asked) stats_.asked_advances++;
   if (bytes) stats_.batches++, stats_.busy_s += busy;
   if (stalled) stats_.stalls++;
   stats_.bytes += bytes;

@@ -1,4 +1,4 @@
-"""python -m experiments {list,run,check,report}. User errors end in one line on stderr starting
+""".venv/bin/python -m experiments {list,run,check,report}. User errors end in one line on stderr starting
 "error:", never a traceback: exit 2 for a bad spec or command line (usage), 1 for a results
 folder that cannot be used (or is in use by another sweep) or a machine without room for the
 scale, 130 when interrupted; `check` exits 3 when a claim that ran was not reproduced."""
@@ -167,8 +167,8 @@ def cmd_report(args):
 def main(argv=None):
     from experiments.runner import DEFAULT_NVM_DIR
 
-    ap = Parser(prog="python -m experiments",
-                                 description="Run nvtestbed sweeps and plot them.")
+    ap = Parser(prog=f"{python()} -m experiments",
+                description="Run nvtestbed sweeps and plot them.")
     sub = ap.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="list specs, their run counts and pending entries")
     run = sub.add_parser("run", help="build, run (resuming) and plot one sweep",

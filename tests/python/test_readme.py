@@ -59,6 +59,24 @@ def test_specs_table_is_the_generators():
         "of `.venv/bin/python -m experiments list --markdown`")
 
 
+def test_list_markdown_prints_the_table_with_each_specs_runs_engines_and_claims():
+    import sys
+
+    from experiments.planner import plan
+    from experiments.spectable import markdown
+    from experiments.specs import all_specs, load_spec
+
+    proc = subprocess.run([sys.executable, "-m", "experiments", "list", "--markdown"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout == markdown(all_specs()), proc.stderr
+    spec = load_spec("lrt_timeline")  # plain Zen and Zen+ (--zen-plus on) side by side
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("| `lrt_timeline`"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[3] == "zen+, zen"
+    assert cells[4].split()[0] == str(len(plan(spec, "small").runs))
+    assert cells[6] == str(len(spec["claims"]))
+
+
 @pytest.mark.parametrize("line,lang,body,before", README_BLOCKS,
                          ids=[f"README.md:{b[0]}" for b in README_BLOCKS])
 def test_readme_block_runs_or_says_why_not(line, lang, body, before):

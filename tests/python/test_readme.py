@@ -3,6 +3,7 @@ command block of the README runs, every relative link resolves, every docs page 
 decision is reachable from the README, and every Python command uses the project's venv."""
 import re
 import subprocess
+import sys
 
 import pytest
 
@@ -60,8 +61,6 @@ def test_specs_table_is_the_generators():
 
 
 def test_list_markdown_prints_the_table_with_each_specs_runs_engines_and_claims():
-    import sys
-
     from experiments.planner import plan
     from experiments.spectable import markdown
     from experiments.specs import all_specs, load_spec

@@ -1,4 +1,4 @@
-"""python -m experiments {list,run,check,report}. User errors end in one line on stderr starting
+""".venv/bin/python -m experiments {list,run,check,report}. User errors end in one line on stderr starting
 "error:", never a traceback: exit 2 for a bad spec or command line (usage), 1 for a results
 folder that cannot be used (or is in use by another sweep) or a machine without room for the
 scale, 130 when interrupted; `check` exits 3 when a claim that ran was not reproduced."""
@@ -11,7 +11,7 @@ import time
 from collections import Counter
 
 from experiments.capabilities import detect
-from experiments.planner import plan, reasons
+from experiments.planner import DEFAULT_REPEAT, plan, reasons
 from experiments.results import ResultsError, writable_dir
 from experiments.select import UsageError, parse_only
 from experiments.specs import SpecError, load_all, load_spec
@@ -36,6 +36,11 @@ def positive_seconds(text):
 
 
 def cmd_list(args):
+    if args.markdown:  # the README's table (experiments/spectable.py)
+        from experiments.spectable import markdown
+        from experiments.specs import all_specs
+        print(markdown(all_specs()), end="")
+        return 0
     caps = detect()
     print(f"testbed today: {caps.describe()}\n")
     ready = 0
@@ -167,15 +172,18 @@ def cmd_report(args):
 def main(argv=None):
     from experiments.runner import DEFAULT_NVM_DIR
 
-    ap = Parser(prog="python -m experiments",
-                                 description="Run nvtestbed sweeps and plot them.")
+    ap = Parser(prog=f"{python()} -m experiments",
+                description="Run nvtestbed sweeps and plot them.")
     sub = ap.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="list specs, their run counts and pending entries")
+    lister = sub.add_parser("list", help="list specs, their run counts and pending entries")
+    lister.add_argument("--markdown", action="store_true",
+                        help="print the README's table of specs instead (small scale, from "
+                             "the specs alone)")
     run = sub.add_parser("run", help="build, run (resuming) and plot one sweep",
                          formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     run.add_argument("spec", help="spec name in experiments/specs, or a path to a .yaml")
     run.add_argument("--scale", default="small", help="a scale the spec defines (small, paper)")
-    run.add_argument("--repeat", type=int, default=3, help="repetitions per configuration")
+    run.add_argument("--repeat", type=int, default=DEFAULT_REPEAT, help="repetitions per configuration")
     run.add_argument("--executor", choices=["local", "dask"], default="local")
     run.add_argument("--scheduler", help="dask scheduler address (scheduler and workers need PYTHONPATH=<this repo>); "
                           "a LocalCluster when omitted")

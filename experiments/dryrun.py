@@ -19,7 +19,12 @@ def run_seconds(settings):
     return (load + measure) * (2 if settings.get("recover") else 1)
 
 
-def _minutes(seconds):
+def estimate_s(runs, binaries_to_build):
+    """The time these runs take, with binaries_to_build built from scratch first."""
+    return sum(run_seconds(r.settings) for r in runs) + BUILD_S * binaries_to_build
+
+
+def minutes(seconds):
     return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
 
@@ -33,17 +38,17 @@ def describe(plan, out_dir, selected, root=None):
     for i, run in enumerate(configs.values(), 1):
         named = {**run.settings, **run.labels}
         what = " ".join(f"{k}={named[k]}" for k in varying if k in named)
-        lines.append(f"  {i}. {what} (~{_minutes(run_seconds(run.settings))} a run)")
+        lines.append(f"  {i}. {what} (~{minutes(run_seconds(run.settings))} a run)")
     done = sum(result_path(out_dir, r).exists() for r in selected)
     todo = [r for r in selected if not result_path(out_dir, r).exists()]
     kw = {"root": root} if root else {}
     unbuilt = {binary_of(r.settings) for r in selected} - \
         {p for p in {binary_of(r.settings) for r in selected} if binary_path(*p, **kw).is_file()}
-    total = sum(run_seconds(r.settings) for r in todo) + BUILD_S * len(unbuilt)
+    total = estimate_s(todo, len(unbuilt))
     lines.append(f"{len(configs)} configurations x {plan.repeat} repetitions = {len(selected)} "
                  f"runs ({done} with results already: kept if their binary is unchanged), "
                  f"{len(plan.pending)} pending configs")
-    lines.append(f"estimate: ~{_minutes(total)} ({len(todo)} runs of warm-up + duration + "
+    lines.append(f"estimate: ~{minutes(total)} ({len(todo)} runs of warm-up + duration + "
                  f"load, {len(unbuilt)} of {len({binary_of(r.settings) for r in selected})} "
                  f"binaries to build from scratch at ~{BUILD_S} s each)")
     return lines

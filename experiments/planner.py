@@ -122,7 +122,10 @@ def _expand(axes, fixed, labels):
         yield settings, names
 
 
-def plan(spec, scale, repeat=3, caps=None, pairs=None):
+DEFAULT_REPEAT = 3  # repetitions per configuration unless `run --repeat` says otherwise
+
+
+def plan(spec, scale, repeat=DEFAULT_REPEAT, caps=None, pairs=None):
     """Runs of a spec at a scale. With caps (capabilities.detect()), configurations whose
     declared flags the built rundb lacks are pending with the reason. pairs: the ENGINE-CC
     pairs make builds (default `make pairs`)."""

@@ -309,7 +309,7 @@ def renderer(plot):
 
 
 def main(render, doc, argv=None):
-    """Command line shared by the plot scripts: python3 -m plots.NAME CSV [--y METRIC] (--y for
+    """Command line shared by the plot scripts: .venv/bin/python -m plots.NAME CSV [--y METRIC] (--y for
     the scripts that draw one metric; timeline and stacked draw their own)."""
     ap = argparse.ArgumentParser(description=doc)
     ap.add_argument("csv", help="a sweep's table, e.g. results/ycsb_read_ratio/ycsb_read_ratio.csv")

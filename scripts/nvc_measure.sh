@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# NVCaracal's small-scale benchmarks of issue 13 (README, NVCaracal, "Small-scale measurements"):
+# NVCaracal's small-scale benchmarks of issue 13 (docs/engines/nvcaracal.md, "Small-scale measurements"):
 # NVCaracal against Zen-Cicada and Zen-Silo on YCSB at low / medium / high contention (Figure 5)
 # and SmallBank (Figure 6), the design variants on YCSB and TPC-C (Figure 7), and the recovery
 # breakdown against the epoch size (Figure 11). The systems of one configuration run back to
@@ -13,7 +13,7 @@ for p in nvcaracal-caracal zen-cicada zen-silo; do make -s -j2 ENGINE="${p%%-*}"
 IMG=/dev/shm/nvtestbed-nvcmeasure-$$.img
 ERR=$(mktemp)
 trap 'rm -f "$IMG" "$ERR"' EXIT
-# Repetitions per part (the README's numbers: 5, 2, 3, 2).
+# Repetitions per part (the numbers in docs/engines/nvcaracal.md: 5, 2, 3, 2).
 YCSB_REPS=${YCSB_REPS:-5} SB_REPS=${SB_REPS:-2} DESIGN_REPS=${DESIGN_REPS:-3} REC_REPS=${REC_REPS:-2}
 
 summary() {  # label, bin, rep, json

@@ -228,7 +228,7 @@ nlohmann::json run_deterministic(const RunContext& ctx) {
       {"engine", engine}};
   res["numa"] = numa_results(numa, dc, committed);
   // An epoch's commit is its durability (inputs logged before it runs, versions persisted at
-  // its end): commit-to-durable latency is latency_us (README, "Output").
+  // its end): commit-to-durable latency is latency_us (docs/output.md).
   res["durable_latency_us"] = res["latency_us"];
   res["memory_bytes"]["nvm_breakdown"] = eng.nvm_breakdown();
   if constexpr (requires(const uint64_t* in) { Bench::kind_names(); bench.det_kind(in); }) {  // as driver.h: TPC-C's tpmC

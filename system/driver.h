@@ -304,7 +304,7 @@ nlohmann::json run_pair(const RunContext& ctx) {
   // An engine whose commits become durable after commit() returns tells the driver when
   // (WBL: the group-commit record; FOEDUS: the epoch; Zen: the writers' next fences): a token
   // per commit and a durable point, {every token up to it is durable, TSC when it was seen}.
-  // Any other engine's commit is durable when commit() returns (README, "Output").
+  // Any other engine's commit is durable when commit() returns (docs/output.md).
   constexpr bool kLagging = requires(Engine& e, typename Engine::Thread& th) {
     e.commit_token(th);
     e.durable_point();
@@ -610,7 +610,7 @@ nlohmann::json run_pair(const RunContext& ctx) {
   // From submission to the commit's durability, for every engine: latency_us stops at
   // commit(), an acknowledgement waits for this. The same as latency_us where commit() returns
   // durable; later where durability lags (WBL's group commit, FOEDUS's epochs, Zen's unfenced
-  // LP line), and for a read-only transaction until what it read is durable (README, "Output").
+  // LP line), and for a read-only transaction until what it read is durable (docs/output.md).
   res["durable_latency_us"] = latency_json(durable_lat);
   if constexpr (kBreakdown) {
     if (o.time_breakdown) {  // worker thread-seconds in the measured phase, summed over workers

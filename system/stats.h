@@ -42,7 +42,7 @@ struct ThreadStats {
   std::array<uint64_t, size_t(AbortCause::kCount)> aborts{};
   uint64_t retried = 0;  // committed transactions that needed at least one retry
   LatencyHistogram latency;
-  LatencyHistogram durable_latency;    // to the commit's durability (every engine; README "Output")
+  LatencyHistogram durable_latency;    // to the commit's durability (every engine; docs/output.md)
   dev::Counters dev_start, dev_end;    // device counters at the measured phase's bounds
   uint64_t engine_hits = 0, engine_accesses = 0;
   double hit_rate = 0;

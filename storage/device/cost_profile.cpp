@@ -31,7 +31,7 @@ CostProfile profile_by_name(const std::string& name) {
     p.write_peak_threads = 4;
     p.write_gbps_floor = 7.5;
     p.fence_ns = 62;
-    // Remote NUMA (README, "The NVM device model"): writes 13.5 -> 5.9 GB/s at 4 threads
+    // Remote NUMA (docs/device-model.md): writes 13.5 -> 5.9 GB/s at 4 threads
     // (Yang et al. FAST'20); reads and DRAM pay one interconnect hop, an assumption (no figure
     // in ../shared/notes): remote DRAM ~1.6x local on two-socket Xeons, that hop over 305 ns.
     p.remote_write_factor = 2.3;

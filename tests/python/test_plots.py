@@ -87,7 +87,7 @@ def test_every_family_renders_png_and_pdf_next_to_its_csv(tmp_path):
 
 
 def test_every_script_runs_from_its_command_line(tmp_path, capsys):
-    # python3 -m plots.NAME CSV: --y only where the script draws one metric of choice.
+    # .venv/bin/python -m plots.NAME CSV: --y only where the script draws one metric of choice.
     modules = {"ycsb_bars": (ycsb_bars, "ycsb_read_ratio", True),
                "scalability": (scalability, "ycsb_scalability", True),
                "stacked": (stacked, "recovery", False),

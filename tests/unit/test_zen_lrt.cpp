@@ -319,7 +319,7 @@ TEST(ZenLrt, ConcurrentTransfersLeaveEveryLongScanSnapshotConsistent) {
   EXPECT_EQ(wrong, 0) << "a scan saw a partial transfer (" << scans << " scans, " << aborts << " aborted)";
   EXPECT_GE(overlapped, 10) << "scans with transfers committed inside them";
   // (A scan may abort: on a cache this small its snapshot can be below the evicted-history bound
-  // as it begins, and the retry reads at a read-write timestamp; see the README.)
+  // as it begins, and the retry reads at a read-write timestamp; see docs/engines/zen.md.)
   EXPECT_GT(db.lrt_stat("direct_nvm_reads"), 0u) << "misses were read in NVM";
   EXPECT_GT(db.eng->stats()["met_cache"]["accounts"]["evictions"].get<uint64_t>(), 0u) << "tuples left the Met-Cache";
   EXPECT_EQ(db.total(), 2000 * 100);

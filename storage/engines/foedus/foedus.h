@@ -1,5 +1,5 @@
 // The FOEDUS-style engine (papers/foedus-sigmod15.txt sections 4-7 and Appendix D; what differs
-// from the paper is in the README). All data live in fixed-size pages (page.h) reached through
+// from the paper is in docs/engines/foedus.md). All data live in fixed-size pages (page.h) reached through
 // dual pointers (dual_pointer.h): a volatile page in DRAM where one was installed, else the
 // immutable snapshot page in NVM, read through the snapshot cache (snapshot_cache.h). Storages
 // are array storages (array_storage.h) for tables of dense keys (TableInfo::dense) and ordered

@@ -1,5 +1,5 @@
 // FOEDUS's ordered tree (foedus-sigmod15 section 5 has the Master-tree; this is a simpler tree
-// with the same dual pointers, see the README): a B+-tree of `--page-size` pages (tree_page.h)
+// with the same dual pointers, see docs/engines/foedus.md): a B+-tree of `--page-size` pages (tree_page.h)
 // over uint64 keys, for the tables TPC-C and YCSB D/E insert into and scan. Every child pointer
 // is a dual pointer {volatile page, snapshot page}. The interior pages are always volatile (a
 // fraction of a percent of the pages; restart rebuilds them from the snapshot's); a leaf is a

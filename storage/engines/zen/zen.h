@@ -25,7 +25,7 @@
 //
 // Durability: a commit's LP line is flushed without a fence, so it is durable at this thread's
 // next fence (its next read-write commit, or sync()). Until then nothing it superseded is reused.
-// A transaction counts as durable once it and every write it read are (README, "Output"): the
+// A transaction counts as durable once it and every write it read are (docs/output.md): the
 // driver's durable point is a watermark, below the Tx-CTS each thread has not fenced yet (one
 // per thread at most), and a read-only transaction's token is the newest Tx-CTS handed out when
 // it commits (whatever it read is at or below it): conservative, two loads per thread.

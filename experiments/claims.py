@@ -335,9 +335,18 @@ def _order(b, g, pts, acol, _):
         return None
     ps = [s[n] for n in names]
     text = " | ".join(f"{n} {fmt(s[n].mean)}" for n in names)
-    if all(_holds(x, y) for x, y in zip(ps, ps[1:])):
-        return REPRODUCED, text, None
-    return (SAME if _holds(ps[0], ps[-1]) else NOT), text, None
+    return _sequence(ps, True), text, None
+
+
+def _sequence(ps, desc):
+    """An order or a trend: reproduced when the first point is ahead of the last (by the means)
+    and no step goes the wrong way by more than the intervals allow; same direction when only
+    the first and last are in the claimed order; not reproduced else (a flat line whose noise
+    ends on the wrong side shows no trend, whatever its intervals)."""
+    ends = ps[0].mean > ps[-1].mean if desc else ps[0].mean < ps[-1].mean
+    if not ends:
+        return NOT
+    return REPRODUCED if all(_holds(x, y, desc) for x, y in zip(ps, ps[1:])) else SAME
 
 
 def _position(values, order):
@@ -363,10 +372,7 @@ def _trend(b, g, pts, acol, along):
             return None
         rows = rows.assign(_x=_position(rows[lcol], order)).sort_values("_x", kind="stable")
         ps = [pts[i] for i in rows.index]
-        if all(_holds(x, y, desc) for x, y in zip(ps, ps[1:])):
-            got = REPRODUCED
-        else:
-            got = SAME if (ps[-1].mean < ps[0].mean if desc else ps[-1].mean > ps[0].mean) else NOT
+        got = _sequence(ps, desc)
         worst = max(worst, got, key=RANK.get)
         texts.append(f"{n}: " + " -> ".join(fmt(p.mean) for p in ps))
     return worst, "; ".join(texts), None

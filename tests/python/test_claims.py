@@ -102,6 +102,19 @@ def test_trends():
                               "series": ["zen/cicada"]}}, bumpy).verdict == SAME
 
 
+def test_a_flat_noisy_line_that_ends_on_the_wrong_side_is_no_trend():
+    # Every step is inside the intervals (30% spread), but the line ends above where it began.
+    flat = table(grid(lambda s, t, p: BASE[s] * {2: 1.0, 4: 0.9, 8: 1.07}[p]), spread=0.3)
+    assert verdict({"trend": {"along": "p_ratio", "direction": "decreasing"}}, flat).verdict == NOT
+    # The same noise, ending below the start: the trend holds within its intervals.
+    down = table(grid(lambda s, t, p: BASE[s] * {2: 1.0, 4: 1.07, 8: 0.9}[p]), spread=0.3)
+    assert verdict({"trend": {"along": "p_ratio", "direction": "decreasing"}}, down).verdict == REPRODUCED
+    # An order whose last series is ahead of its first by the means shows no order.
+    tied = table(grid(lambda s, t, p: {"zen/cicada": 100e3, "mmdb/cicada": 99e3, "WBL": 101e3}[s]), spread=0.3)
+    assert verdict({"order": {"axis": "system", "series": ["zen/cicada", "mmdb/cicada", "WBL"]}},
+                   tied).verdict == NOT
+
+
 def test_values_and_a_ratio_of_two_metrics():
     assert verdict({"metric": "per_txn.sfence", "value": {"axis": "system", "series": ["zen/cicada"],
                                                           "range": [None, 1]}}).verdict == REPRODUCED

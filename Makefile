@@ -126,7 +126,7 @@ e2e:
 
 # Python runs from the virtual environment scripts/setup.sh creates (scripts/python.sh).
 pytest:
-	bash -c 'source scripts/python.sh && exec "$$PYTHON" -m pytest -q tests/python'
+	bash -c 'source scripts/python.sh && exec "$$PYTHON" -m pytest -q --durations=10 tests/python'
 
 # Crash torture at a small round count per engine, and proof that injected faults are caught.
 crash:

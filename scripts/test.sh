@@ -9,9 +9,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 times=()
+# Each stage after setup passes its output through scripts/slowest.py, which prints the stage's
+# ten slowest tests at its end (pipefail keeps the stage's own exit status).
 stage() {
   local t0=$SECONDS
-  "$@"
+  if [ -x .venv/bin/python ]; then "$@" 2>&1 | .venv/bin/python scripts/slowest.py "$*"; else "$@"; fi
   times+=("$(printf '%-28s %5d s' "$*" $((SECONDS - t0)))")
   echo "== stage '$*' took $((SECONDS - t0)) s"
 }

@@ -123,6 +123,12 @@ def part_ledger(roots, reps):
               f"| {fmt(data, mb, 2)} MB | {fmt(m.get('dram_overhead'), mb, 2)} MB "
               f"| {fmt(get(d, 'results.cache_hit_rate'), 1, 2)} "
               f"| {fmt(get(d, 'results.durable_latency_us.p50'))}/{fmt(get(d, 'results.durable_latency_us.p99'))} |")
+        if "foedus" in name:  # the drop-pass cadence under DRAM pressure (its waits are new)
+            print(f"|   gleanings {fmt(med([get(x, 'results.engine.gleaner_measured.runs') for x in ok]), 1, 0)}, "
+                  f"workers' waits for a drop pass {fmt(med([get(x, 'results.engine.volatile_pages.waits') for x in ok]), 1, 0)} "
+                  f"({fmt(med([get(x, 'results.engine.volatile_pages.wait_s') for x in ok]), 1, 2)} s), "
+                  f"gleaner busy {fmt(med([get(x, 'results.engine.gleaner_measured.time_s') for x in ok]), 1, 2)} s, "
+                  f"epoch advances asked {fmt(med([get(x, 'results.engine.epochs.asked') for x in ok]), 1, 0)} | | | | | | | |")
         if name.startswith("before"):
             big = sorted(m.get("dram_breakdown", {}).items(), key=lambda kv: -kv[1])[:4]
             print(f"|   before's largest DRAM entries: {', '.join(f'{k} {v * mb:.2f} MB' for k, v in big)} | | | | | | | |")

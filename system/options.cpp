@@ -406,7 +406,7 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   app.add_option("--gleaner-reducers", o.gleaner_reducers, "FOEDUS: log gleaner reducer threads")->check(CLI::Range(1, 64))->capture_default_str();
   app.add_option("--log-size", log_size, "MMDB, FOEDUS: log file per thread in NVM (default: max(64M, 2 x database / threads))")->check(size);
 
-  app.add_flag("--recover", o.recover, "recover from the existing NVM image at --nvm-path instead of loading, then stop");
+  app.add_flag("--recover", o.recover, "recover from the existing NVM image at --nvm-path instead of loading, check it, then stop (no measured run: --duration is refused); the flags that shape the image (--rows, --workload, ...) are read from its header when left out");
   app.add_option("--recovery-threads", o.recovery_threads, "threads for recovery (default --threads)")->check(CLI::Range(1, 1024));
   app.add_option("--ack-file", o.ack_file, "write per-thread acknowledgement files PREFIX.<tid> of committed writes");
   app.add_option("--verify-ack", o.verify_ack, "with --recover: check every acknowledged commit is present and none is partial");

@@ -33,6 +33,7 @@
 #include "storage/engine.h"
 #include "storage/parallel.h"
 #include "storage/schema.h"
+#include "system/load_progress.h"
 #include "system/options.h"
 
 namespace nvt {
@@ -91,6 +92,9 @@ class Smallbank {
     return t;
   }
 
+  // What load() counts for the progress line (each customer's three rows).
+  std::pair<uint64_t, std::string> load_units() const { return {o_.accounts, "customers"}; }
+
   template <class Engine>
   void load(Engine& eng, int threads) const {
     parallel(threads, [&](int t) {
@@ -105,6 +109,7 @@ class Smallbank {
         eng.load(th, kSavings, k, bal);
         set_balance(bal, initial_balance(kChecking, k));
         eng.load(th, kChecking, k, bal);
+        load_progress(1);
       }
       for (uint64_t k = uint64_t(t); k < kTellerRows; k += uint64_t(threads)) {
         memcpy(bal, &k, 8);

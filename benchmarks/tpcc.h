@@ -26,6 +26,7 @@
 #include "storage/ordered_index.h"
 #include "storage/parallel.h"
 #include "storage/schema.h"
+#include "system/load_progress.h"
 #include "system/options.h"
 
 namespace nvt {
@@ -114,9 +115,14 @@ class Tpcc {
       Rng r(o_.seed * 7919 + uint64_t(t) + 1);
       Loader<Engine> l{eng, th, r, *this};
       if (t == 0) l.items();
-      for (int w = 1 + t; w <= W_; w += threads) l.warehouse(w);
+      for (int w = 1 + t; w <= W_; w += threads) {
+        l.warehouse(w);
+        load_progress(1);
+      }
     });
   }
+  // What load() counts for the progress line.
+  std::pair<uint64_t, std::string> load_units() const { return {uint64_t(W_), "warehouses"}; }
 
   // The same population with a seed per unit instead of one per loader thread, so the database
   // does not depend on the thread count (a deterministic engine's runs compare databases across
@@ -144,6 +150,7 @@ class Tpcc {
         } else {
           l.district(w, k - 10);
         }
+        if (k == kUnits - 1) load_progress(1);  // a warehouse's last unit (its others may still run)
       }
     });
   }

@@ -26,6 +26,7 @@
 #include "storage/parallel.h"
 #include "storage/schema.h"
 #include "system/ack.h"
+#include "system/load_progress.h"
 #include "system/options.h"
 
 namespace nvt {
@@ -208,12 +209,17 @@ class Ycsb {
       Rng r(o_.seed * 7919 + uint64_t(t));
       auto& th = eng.thread(t);
       std::vector<char> img(schema_.tuple_size());
+      uint64_t n = 0;
       for (uint64_t k = uint64_t(t); k < o_.rows; k += uint64_t(threads)) {
         fill(r, img.data(), k, 0);
         eng.load(th, kTable, k, img.data());
+        if (++n % 4096 == 0) load_progress(4096);
       }
+      load_progress(n % 4096);
     });
   }
+  // What load() counts for the progress line.
+  std::pair<uint64_t, std::string> load_units() const { return {o_.rows, "rows"}; }
 
   // One worker's request stream and its transactions.
   class Worker {

@@ -11,8 +11,8 @@
 //    again while it is not below the committed high-water mark. It needs the ordered index.
 // Inserts take new keys from one counter after the loaded range (insert_keys.h says why),
 // kept across the transaction's retries; a reader only draws keys below the committed
-// high-water mark, so it never picks a key whose insert is still running. --insert-rows (0 =
-// 4 x --rows) is the table's room for them; once it is used up the run stops with an error naming
+// high-water mark, so it never picks a key whose insert is still running. --insert-rows (rundb
+// sizes it from the run's length by default) is the table's room for them; once it is used up the run stops with an error naming
 // the flag (before the engine's table would be full), with nothing half done.
 // The DRAM budget is the loaded database / P (as A-C) plus what the insert room and E's ordered
 // index add to the indexes and the engine's per-slot metadata, so the tuples get the same DRAM
@@ -48,8 +48,7 @@ class YcsbDE : public Ycsb {
         keys_(o.rows, room_, "--insert-rows " + std::to_string(room_) + "; give more or run shorter"),
         latest_(o.rows + room_, o.theta), start_(o.rows + room_, o.theta) {}
 
-  // --insert-rows, or by default 4 x --rows: a default run (3 s, 2 threads) of D inserted
-  // 125 000 - 200 000 rows into 100 000 loaded ones on a 2-core host.
+  // --insert-rows (rundb sizes it from the run when not given: options.cpp), else 4 x --rows.
   static uint64_t insert_room(const Options& o) { return o.insert_rows ? o.insert_rows : 4 * o.rows; }
   bool scans() const { return scans_; }
   uint64_t capacity() const { return opts_.rows + room_; }

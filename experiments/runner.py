@@ -65,6 +65,10 @@ def build(pairs, log_dir, root=ROOT, echo=None):
 NEGATABLE = ("prefetch", "minor_gc", "cached_versions", "input_log")
 
 
+# The measured run's flags, which rundb --recover refuses (it recovers and stops).
+RUN_ONLY = ("duration", "timeline_ms")
+
+
 def command(binary, settings, rep, nvm_path):
     """rundb's command line for one repetition; repetition r runs with seed + r. Booleans are
     bare flags (--recover), present only when true, except the NEGATABLE ones, which default
@@ -121,8 +125,10 @@ def execute_run(binary, settings, rep, nvm_path, timeout=None):
     recovery = bool(settings.get("recover"))
     cmd = command(binary, {k: v for k, v in settings.items() if k != "recover"}, rep, nvm_path)
     # The recovering process is not told to crash again: its own work may pass the same point
-    # (nvcaracal's replay runs the crashed epoch through nvcaracal.before_epoch_commit).
-    again = command(binary, {k: v for k, v in settings.items() if k not in ("recover", "crash_at")}, rep, nvm_path)
+    # (nvcaracal's replay runs the crashed epoch through nvcaracal.before_epoch_commit), nor
+    # given the measured run's times, which rundb --recover refuses (it runs no workload).
+    again = command(binary, {k: v for k, v in settings.items()
+                             if k not in ("recover", "crash_at") + RUN_ONLY}, rep, nvm_path)
     cpus = pinned_cpus(int(settings.get("threads", 1)))
     if cpus:
         cmd = ["taskset", "-c", cpus] + cmd

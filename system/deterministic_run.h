@@ -6,6 +6,7 @@
 #pragma once
 #include <chrono>
 #include <fstream>
+#include <iostream>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -46,10 +47,34 @@ inline nlohmann::json verify_epochs(const std::string& prefix, uint64_t recovere
           {"recovered_epoch", recovered}, {"checked_digest", found}};
 }
 
+// The default epoch size when --epoch-txns is not given: the largest whose transient pool takes
+// at most half of what the DRAM budget has beside the index and row entries (the engine's own
+// check takes all of it; the other half is for the cache pool, the per-core lists and the
+// epoch's input buffers, which grow with the epoch too), at most kMaxDefaultEpoch; 1 where none
+// fits (the engine then says what it needs).
+inline constexpr uint64_t kMaxDefaultEpoch = 100000;
+template <class Engine>
+uint64_t largest_epoch(const std::vector<TableInfo>& tables, EngineOptions eo, uint64_t budget) {
+  uint64_t fixed = 0;
+  for (auto& t : tables) fixed += HashIndex::bytes_for(t.capacity) + Engine::metadata_bytes({t}, eo);
+  auto fits = [&](uint64_t txns) {
+    eo.nvc_epoch_txns = txns;
+    return fixed <= budget && Engine::transient_bytes_per_core(eo) * uint64_t(eo.threads) <= (budget - fixed) / 2;
+  };
+  uint64_t lo = 1, hi = kMaxDefaultEpoch;
+  if (fits(hi)) return hi;
+  while (hi - lo > 1) {  // the answer is in [lo, hi): fits(lo) (or lo is 1), !fits(hi)
+    uint64_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 template <class Engine, class Bench>
 nlohmann::json run_deterministic(const RunContext& ctx) {
   using clk = std::chrono::steady_clock;
-  const Options& o = ctx.o;
+  Options chosen = ctx.o;  // the options with the epoch size this run picks (below)
+  const Options& o = chosen;
   Bench bench(o);
   auto tables = bench.tables();
   uint64_t db_bytes = bench.database_bytes();
@@ -67,11 +92,16 @@ nlohmann::json run_deterministic(const RunContext& ctx) {
   eo.nvc_txn_input_words = bench.det_input_words();
   if constexpr (requires { bench.det_txn_value_bytes(); }) eo.nvc_txn_value_bytes = bench.det_txn_value_bytes();
   const uint64_t dram_budget = dram_budget_of<Engine>(o, bench, tables, eo, db_bytes);
+  if (chosen.epoch_txns == 0) {  // no --epoch-txns: the largest epoch the budget holds
+    chosen.epoch_txns = eo.nvc_epoch_txns = largest_epoch<Engine>(tables, eo, dram_budget);
+    std::cerr << "rundb: --epoch-txns " << o.epoch_txns << " (the largest whose transient pool takes half of the DRAM "
+              << "budget of " << (dram_budget >> 20) << " MiB beside the index, at most " << kMaxDefaultEpoch << ")\n";
+  }
   const NumaPlan numa = plan_numa(o, host_numa_nodes());
   if (numa.placement == dev::Placement::SoftPartition)
     throw std::invalid_argument("--numa-policy soft-partition dispatches transactions to partitions' threads, which a "
                                 "deterministic engine does not (transaction j runs on core (j - 1) mod threads)");
-  dev::NvmImage nvm(device_options(o, std::string("engine=") + Engine::name + " threads=" + std::to_string(o.threads) + " " +
+  dev::NvmImage nvm(device_options(o, Engine::name, std::string("engine=") + Engine::name + " threads=" + std::to_string(o.threads) + " " +
                                           bench.layout(), Engine::nvm_bytes(tables, eo), numa));
   apply_numa(numa, nvm);
   dev::DramBudget dram(dram_budget, data_cap_of(o, db_bytes));
@@ -141,8 +171,12 @@ nlohmann::json run_deterministic(const RunContext& ctx) {
   }
 
   auto l0 = clk::now();
-  if constexpr (requires { bench.det_load(eng, o.threads); }) bench.det_load(eng, o.threads);
-  else bench.load(eng, o.threads);
+  {
+    auto [total, unit] = bench.load_units();
+    LoadProgress progress(total, unit);
+    if constexpr (requires { bench.det_load(eng, o.threads); }) bench.det_load(eng, o.threads);
+    else bench.load(eng, o.threads);
+  }
   eng.after_load();
   if constexpr (requires { bench.det_sync(eng); }) bench.det_sync(eng);
   out["load_s"] = std::chrono::duration<double>(clk::now() - l0).count();

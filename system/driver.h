@@ -29,6 +29,7 @@
 #include "storage/ordered_index.h"
 #include "system/dispatcher.h"
 #include "system/host.h"
+#include "system/load_progress.h"
 #include "system/numa_host.h"
 #include "system/options.h"
 #include "system/stats.h"
@@ -177,8 +178,8 @@ inline nlohmann::json recovery_json(const RecoveryReport& rep, const dev::Counte
 // The device settings of a run: the image (created, or reopened with --recover; one file, or
 // one per NUMA node), its layout line, the profile, power-failure and crash settings; sets the
 // injected fault. `engine_bytes` is what the engine needs, used unless --nvm-size is given.
-inline dev::DeviceOptions device_options(const Options& o, const std::string& layout, uint64_t engine_bytes,
-                                        const NumaPlan& numa) {
+inline dev::DeviceOptions device_options(const Options& o, const std::string& engine, const std::string& layout,
+                                        uint64_t engine_bytes, const NumaPlan& numa) {
   const std::vector<std::string> files = node_image_paths(o.nvm_path, numa);
   dev::DeviceOptions d;
   d.path = files[0];
@@ -186,6 +187,7 @@ inline dev::DeviceOptions device_options(const Options& o, const std::string& la
   d.placement = numa.placement;
   d.reopen = o.recover;
   d.layout = layout;
+  d.settings = image_settings(o, engine);
   d.profile = make_profile(o);
   d.writer_threads = o.threads;
   d.numa_nodes = numa.nodes;
@@ -227,7 +229,7 @@ nlohmann::json run_pair(const RunContext& ctx) {
 
   const uint64_t dram_budget = dram_budget_of<Engine>(o, bench, tables, eo, db_bytes);
   const NumaPlan numa = plan_numa(o, host_numa_nodes());
-  dev::NvmImage nvm(device_options(o, std::string("engine=") + Engine::name + " " + bench.layout(),
+  dev::NvmImage nvm(device_options(o, Engine::name, std::string("engine=") + Engine::name + " " + bench.layout(),
                                    Engine::nvm_bytes(tables, eo), numa));
   apply_numa(numa, nvm);  // before the engine: its pools ask for nodes
   dev::DramBudget dram(dram_budget, data_cap_of(o, db_bytes));
@@ -284,7 +286,11 @@ nlohmann::json run_pair(const RunContext& ctx) {
   }
 
   auto l0 = clk::now();
-  bench.load(eng, o.threads);
+  {
+    auto [total, unit] = bench.load_units();
+    LoadProgress progress(total, unit);
+    bench.load(eng, o.threads);
+  }
   eng.after_load();
   out["load_s"] = std::chrono::duration<double>(clk::now() - l0).count();
 

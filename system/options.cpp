@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
+#include <iostream>
 #include <regex>
+#include <sstream>
 
 #include "storage/device/cost_profile.h"
 #include "storage/device/numa.h"
@@ -45,6 +48,146 @@ struct FiniteValidator : CLI::Validator {
     };
   }
 };
+
+// A numeric flag's value that is not a number at all, named before any range check does
+// ("--rows: 'abc' is not a number"); CLI11 alone says only that it "could not be converted".
+std::string number_error(const std::string& s, bool integer) {
+  static const std::regex whole("^[-+]?[0-9]+$");
+  if (integer) {
+    if (std::regex_match(s, whole)) return {};  // out of range or negative: the range check says so
+  } else {
+    try {
+      size_t pos = 0;
+      (void)std::stod(s, &pos);
+      if (pos == s.size()) return {};
+    } catch (const std::out_of_range&) {
+      return {};
+    } catch (...) {
+    }
+  }
+  static const std::regex decimal("^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$");
+  return "'" + s + "' is not " + (integer && std::regex_match(s, decimal) ? "a whole number" : "a number");
+}
+
+// Levenshtein distance, for "did you mean" on a misspelt flag.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> d(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); j++) d[j] = j;
+  for (size_t i = 1; i <= a.size(); i++) {
+    size_t diag = d[0];
+    d[0] = i;
+    for (size_t j = 1; j <= b.size(); j++) {
+      size_t up = d[j];
+      d[j] = std::min({d[j] + 1, d[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+      diag = up;
+    }
+  }
+  return d[b.size()];
+}
+
+// The message for an argument rundb does not know: the nearest flag when one is close.
+std::string unknown_argument(const CLI::App& app, const std::vector<std::string>& extras) {
+  std::string arg = extras.empty() ? "" : extras[0];
+  for (const std::string& e : extras)
+    if (e.rfind("-", 0) == 0) { arg = e; break; }
+  if (arg.rfind("-", 0) != 0) return "unexpected argument '" + arg + "' (rundb takes flags only; see --help)";
+  std::string name = arg.substr(0, arg.find('='));
+  std::string bare = name.substr(name.find_first_not_of('-'));
+  std::string best;
+  size_t best_d = ~size_t(0);
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const std::string& l : opt->get_lnames()) {
+      size_t d = edit_distance(bare, l);
+      if (d < best_d) best_d = d, best = l;
+    }
+  }
+  std::string msg = "unknown flag " + name;
+  if (!best.empty() && best_d <= std::max<size_t>(2, bare.size() / 3)) msg += "; did you mean --" + best + "?";
+  else msg += " (rundb --help lists the flags)";
+  return msg;
+}
+
+// The flags that shape an NVM image, recorded in its header (image_settings) so that --recover
+// takes them from there. `engines`/`workloads`: where the flag applies (space-separated; a
+// workload matches by prefix; empty: everywhere); `strict`: where a value that contradicts the
+// image is an error ("*": every engine), elsewhere a given value simply wins (--threads: MMDB,
+// Zen, WBL, NVMVCC and FOEDUS recover with any).
+struct ImageSetting {
+  const char* key;
+  const char *engines, *workloads, *strict;
+  std::function<nlohmann::json(const Options&)> get;
+  std::function<void(Options&, const nlohmann::json&)> set;
+};
+
+template <class T>
+ImageSetting image_setting(const char* key, const char* engines, const char* workloads, const char* strict, T Options::*m) {
+  return {key, engines, workloads, strict, [m](const Options& o) { return nlohmann::json(o.*m); },
+          [m](Options& o, const nlohmann::json& j) { o.*m = j.get<T>(); }};
+}
+
+const std::vector<ImageSetting>& image_settings_table() {
+  static const std::vector<ImageSetting> t = {
+      image_setting("workload", "", "", "*", &Options::workload),
+      image_setting("threads", "", "", "nvcaracal", &Options::threads),
+      image_setting("rows", "", "ycsb", "*", &Options::rows),
+      image_setting("columns", "", "ycsb", "*", &Options::columns),
+      image_setting("column_size", "", "ycsb", "*", &Options::column_size),
+      image_setting("insert_rows", "", "ycsb-d ycsb-e", "*", &Options::insert_rows),
+      image_setting("accounts", "", "smallbank", "*", &Options::accounts),
+      image_setting("warehouses", "", "tpcc", "*", &Options::warehouses),
+      image_setting("tpcc_new_orders", "", "tpcc", "*", &Options::tpcc_new_orders),
+      image_setting("tpcc_mix", "", "tpcc", "nvcaracal", &Options::tpcc_mix),
+      image_setting("log_size", "mmdb foedus", "", "*", &Options::log_size),
+      image_setting("page_size", "foedus", "", "*", &Options::page_size),
+      image_setting("epoch_txns", "nvcaracal", "", "*", &Options::epoch_txns),
+      image_setting("persistent_row_bytes", "nvcaracal", "", "*", &Options::persistent_row_bytes),
+      image_setting("caracal_design", "nvcaracal", "", "*", &Options::caracal_design),
+  };
+  return t;
+}
+
+bool listed(const char* list, const std::string& name, bool prefix) {
+  if (!*list) return true;
+  std::istringstream in(list);
+  for (std::string item; in >> item;)
+    if (name == item || (prefix && name.rfind(item, 0) == 0)) return true;
+  return false;
+}
+
+std::string flag_of(const std::string& key) {
+  std::string f = "--" + key;
+  std::replace(f.begin(), f.end(), '_', '-');
+  return f;
+}
+
+std::string text_of(const nlohmann::json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); }
+
+// --recover: the image's settings for every flag the user left out; a given flag that
+// contradicts the image is an error naming both values. Images of one file only (per-node
+// images are read by their first file's header, which this does not reach: they need the flags).
+void adopt_image_settings(const CLI::App& app, Options& o, const std::string& engine, const std::string& path) {
+  if (path.find(',') != std::string::npos || path.find("{node}") != std::string::npos) return;
+  std::string text = dev::read_image_settings(path);
+  if (text.empty()) return;  // no image, or another version: the reopen says which
+  nlohmann::json img = nlohmann::json::parse(text, nullptr, false);
+  if (!img.is_object()) return;
+  std::string taken;
+  for (const ImageSetting& s : image_settings_table()) {
+    if (!img.contains(s.key) || !listed(s.engines, engine, false)) continue;
+    std::string flag = flag_of(s.key);
+    const nlohmann::json& want = img[s.key];
+    if (app.count(flag)) {
+      nlohmann::json given = s.get(o);
+      if (given != want && (std::string(s.strict) == "*" || listed(s.strict, engine, false)))
+        throw CLI::ValidationError(flag, "the image " + path + " holds " + flag + " " + text_of(want) + ", not the " +
+                                   text_of(given) + " given (leave " + flag + " out: --recover reads it from the image)");
+      continue;
+    }
+    if (s.get(o) != want) taken += " " + flag + " " + text_of(want);
+    s.set(o, want);
+  }
+  if (!taken.empty()) std::cerr << "rundb: --recover takes from the image:" << taken << "\n";
+}
 
 // Comma-separated positive row counts ("2000,8000").
 std::vector<uint64_t> parse_rows_list(const std::string& s) {
@@ -111,7 +254,26 @@ void validate_workload(const CLI::App& app, Options& o) {
   }
 }
 
+// YCSB D/E's insert room when --insert-rows is not given: what the run can insert at up to
+// kInsertsPerThreadSecond per worker (D at 20 000 rows inserts 26-30k per thread-second on a
+// 2-core host with MMDB and Zen: 3x headroom), so that default flags run the whole --duration;
+// with --txns, every measured request an insert. At least 4 x --rows, at most the flag's limit.
+uint64_t default_insert_room(const Options& o) {
+  constexpr double kInsertsPerThreadSecond = 100000;
+  double secs = o.warmup_s + (o.txns ? 0.0 : o.duration_s);
+  double n = double(o.threads) * (secs * kInsertsPerThreadSecond + double(o.txns) * double(o.requests));
+  uint64_t room = uint64_t(std::min(n, double(uint64_t(1) << 36)));
+  return std::max(4 * o.rows, (room + 1023) / 1024 * 1024);
+}
+
 }  // namespace
+
+std::string image_settings(const Options& o, const std::string& engine) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const ImageSetting& s : image_settings_table())
+    if (listed(s.engines, engine, false) && listed(s.workloads, o.workload, true)) j[s.key] = s.get(o);
+  return j.dump();
+}
 
 nlohmann::json Options::to_json() const {
   nlohmann::json j = {
@@ -244,7 +406,7 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   app.add_option("--gleaner-reducers", o.gleaner_reducers, "FOEDUS: log gleaner reducer threads")->check(CLI::Range(1, 64))->capture_default_str();
   app.add_option("--log-size", log_size, "MMDB, FOEDUS: log file per thread in NVM (default: max(64M, 2 x database / threads))")->check(size);
 
-  app.add_flag("--recover", o.recover, "recover from the existing NVM image at --nvm-path instead of loading, then stop");
+  app.add_flag("--recover", o.recover, "recover from the existing NVM image at --nvm-path instead of loading, check it, then stop (no measured run: --duration is refused); the flags that shape the image (--rows, --workload, ...) are read from its header when left out");
   app.add_option("--recovery-threads", o.recovery_threads, "threads for recovery (default --threads)")->check(CLI::Range(1, 1024));
   app.add_option("--ack-file", o.ack_file, "write per-thread acknowledgement files PREFIX.<tid> of committed writes");
   app.add_option("--verify-ack", o.verify_ack, "with --recover: check every acknowledged commit is present and none is partial");
@@ -272,7 +434,7 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   app.add_flag("--long-txn-disjoint", o.long_txn_disjoint, "long transactions work on the last rows, which normal transactions never touch");
   app.add_option("--long-txn-threads", o.long_txn_threads, "threads that issue long transactions (fewer than --threads)")->check(CLI::Range(1, 1023))->capture_default_str();
   app.add_option("--long-txn-gap", o.long_txn_gap, "normal transactions a long-txn thread runs before each long one (0 = back to back)")->check(CLI::Range(uint64_t(0), uint64_t(1) << 40))->capture_default_str();
-  app.add_option("--insert-rows", o.insert_rows, "YCSB D/E: room for this many inserted rows; the run stops with an error when they are used up (0 = 4 x --rows)")->check(CLI::Range(uint64_t(0), uint64_t(1) << 36))->capture_default_str();
+  app.add_option("--insert-rows", o.insert_rows, "YCSB D/E: room for this many inserted rows; the run stops with an error when they are used up (default: what the run can insert at 100k rows per thread-second over --warmup + --duration, or every request of --txns, at least 4 x --rows; config.insert_rows reports it)")->check(CLI::Range(uint64_t(0), uint64_t(1) << 36))->capture_default_str();
   app.add_option("--scan-length", o.scan_length, "YCSB E: each scan reads uniformly 1..N rows in key order")->check(CLI::Range(1, 1000))->capture_default_str();
   app.add_option("--accounts", o.accounts, "SmallBank customers")->check(CLI::Range(uint64_t(2), uint64_t(1) << 34))->capture_default_str();
   app.add_option("--hotspot-accounts", o.hotspot_accounts, "SmallBank hotspot customers (at most --accounts)")->check(CLI::Range(uint64_t(1), uint64_t(1) << 34))->capture_default_str();
@@ -287,7 +449,7 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   app.add_option("--neworder-remote-pct", o.neworder_remote_pct, "TPC-C: % of NewOrder items from a remote warehouse")->check(CLI::Range(0, 100))->capture_default_str();
   app.add_option("--payment-remote-pct", o.payment_remote_pct, "TPC-C: % of Payments by a remote warehouse's customer")->check(CLI::Range(0, 100))->capture_default_str();
   app.add_option("--tpcc-new-orders", o.tpcc_new_orders, "TPC-C: room for this many NewOrders in the tables (their inserts)")->check(CLI::Range(uint64_t(1000), uint64_t(1) << 30))->capture_default_str();
-  app.add_option("--epoch-txns", o.epoch_txns, "nvcaracal: transactions per epoch (at most what the DRAM budget's transient pool holds)")->check(CLI::Range(uint64_t(1), uint64_t(1) << 32))->capture_default_str();
+  app.add_option("--epoch-txns", o.epoch_txns, "nvcaracal: transactions per epoch, at most what the DRAM budget's transient pool holds (default: the largest it holds, up to 100000; config.epoch_txns reports it)")->check(CLI::Range(uint64_t(1), uint64_t(1) << 32));
   app.add_option("--persistent-row-bytes", o.persistent_row_bytes, "nvcaracal: bytes of a persistent row (two versions' 64 B header and an inline heap; a multiple of 64)")->check(CLI::Range(1u, 65536u))->capture_default_str();
   app.add_flag("--minor-gc,!--no-minor-gc", o.minor_gc, "nvcaracal: minor GC of inline versions at the final write (default on; off: major GC only)");
   app.add_flag("--cached-versions,!--no-cached-versions", o.cached_versions, "nvcaracal: cache persistent-row values in DRAM (default on)");
@@ -296,11 +458,43 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
   app.add_option("--cache-epochs", o.cache_epochs, "nvcaracal: a cached version unused for this many epochs is evicted (K)")->check(CLI::Range(uint64_t(1), uint64_t(1000)))->capture_default_str();
   app.add_option("--persist-order", o.persist_order, "Zen: multi-table persist order, table names LP-first, comma separated (default: the benchmark's)");
 
+  app.add_flag("--keep-image", o.keep_image, "keep the default image (no --nvm-path given) after a clean exit, e.g. to --recover it later; an image at a given --nvm-path is always kept");
+
+  // Every numeric flag: a value that is no number is named as such before its range is checked.
+  for (CLI::Option* opt : app.get_options()) {
+    std::string type = opt->get_type_name();
+    type = type.substr(0, type.find(':'));  // "UINT:UINT in [1 - 10]": the type, then its checks
+    if (type != "INT" && type != "UINT" && type != "FLOAT") continue;
+    bool integer = type != "FLOAT";
+    CLI::Validator number([integer](std::string& v) { return number_error(v, integer); }, "", "");
+    opt->transform(number);
+  }
+  // Usage errors as rundb's other errors read: "rundb: error: ...", exit 2 (below).
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return "rundb: error: " + std::string(e.what()) + "\nRun with --help for more information.\n";
+  });
+
   try {
-    app.parse(argc, argv);
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ExtrasError&) {
+      throw CLI::ParseError(unknown_argument(app, app.remaining()), CLI::ExitCodes::ExtrasError);
+    }
     if (!nvm_size.empty()) o.nvm_size = dev::parse_size(nvm_size);
     if (!dram_size.empty()) o.dram_size = dev::parse_size(dram_size);
     if (!log_size.empty()) o.log_size = dev::parse_size(log_size);
+    o.default_image = o.nvm_path.empty();
+    if (o.default_image) o.nvm_path = "/dev/shm/nvtestbed-" + engine + "-" + cc + ".img";
+    if (o.recover) {
+      adopt_image_settings(app, o, engine, o.nvm_path);
+      // The driver recovers and stops (README, "Output"): a measured run after it would be
+      // silently skipped, so its flags are refused instead. (--warmup, which scripts repeat
+      // as 0 from the run before, only ever delays a measurement: no harm in ignoring it.)
+      for (const char* f : {"--duration", "--timeline-ms"})
+        if (app.count(f))
+          throw CLI::ValidationError(f, "--recover recovers the image and stops: it runs no workload after recovery "
+                                        "(measure in a run without --recover)");
+    }
     o.zen_plus = zen_plus == "on";
     if (o.zen_plus && (engine != "zen" || (cc != "mvcc" && cc != "hekaton" && cc != "cicada")))
       throw CLI::ValidationError("--zen-plus on", "Zen+ is Zen with a multi-version method (mvcc, hekaton, cicada), not " +
@@ -308,6 +502,9 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
     if (uint64_t(o.requests) > o.rows)
       throw CLI::ValidationError("--requests", "must not exceed --rows (keys are distinct)");
     validate_workload(app, o);
+    // Sized from this run (recorded in the image, which --recover reads it from).
+    if ((o.workload == "ycsb-d" || o.workload == "ycsb-e") && o.insert_rows == 0 && !o.recover)
+      o.insert_rows = default_insert_room(o);
     if (o.persistent_row_bytes < 128)
       throw CLI::ValidationError("--persistent-row-bytes", "cannot hold two versions: the 64 B header of both and two inline halves need at least 128 B");
     if (o.persistent_row_bytes % 64)
@@ -337,7 +534,7 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
                                  "needs an engine with node-local pools (zen), not " + engine);
     try {  // nodes against the host: exit 2 as for any bad flag
       NumaPlan plan = plan_numa(o, host_numa_nodes());
-      if (!o.nvm_path.empty()) node_image_paths(o.nvm_path, plan);
+      if (!o.default_image) node_image_paths(o.nvm_path, plan);
     } catch (const std::invalid_argument& e) {
       throw CLI::ValidationError("NUMA", e.what());
     }
@@ -349,7 +546,6 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
     int rc = app.exit(e);
     exit(rc == 0 ? 0 : 2);
   }
-  if (o.nvm_path.empty()) o.nvm_path = "/dev/shm/nvtestbed-" + engine + "-" + cc + ".img";
   if (o.recovery_threads == 0) o.recovery_threads = o.threads;
   return o;
 }

@@ -21,6 +21,8 @@ struct Options {
   std::string out;
   // Device
   std::string nvm_path;        // default /dev/shm/nvtestbed-<engine>-<cc>.img
+  bool keep_image = false;     // keep the default image after a clean exit (a given path is always kept)
+  bool default_image = false;  // no --nvm-path given: the image is the default one above
   uint64_t nvm_size = 0;       // 0 = what the engine needs for the workload
   uint64_t dram_size = 0;      // 0 = database bytes / p_ratio
   double p_ratio = 4.0;
@@ -58,7 +60,7 @@ struct Options {
   int gleaner_mappers = 1;
   int gleaner_reducers = 1;
   // NVCaracal (storage/engines/nvcaracal/)
-  uint64_t epoch_txns = 100000;
+  uint64_t epoch_txns = 0;      // 0 = the largest the DRAM budget holds, up to 100000 (deterministic_run.h)
   uint32_t persistent_row_bytes = 256;
   bool minor_gc = true;
   bool cached_versions = true;
@@ -97,7 +99,7 @@ struct Options {
   int long_txn_threads = 1;
   uint64_t long_txn_gap = 0;   // normal transactions a long-txn thread runs between long ones
   // YCSB D and E (benchmarks/ycsb_de.h)
-  uint64_t insert_rows = 0;    // room for inserted rows; 0 = 4 x rows
+  uint64_t insert_rows = 0;    // room for inserted rows; 0 = sized from the run (options.cpp)
   int scan_length = 100;       // E: scan lengths uniform in 1..scan_length
   // SmallBank (benchmarks/smallbank.h)
   uint64_t accounts = 18000;
@@ -114,6 +116,10 @@ struct Options {
 
   nlohmann::json to_json() const;
 };
+
+// The settings that shape an image of `engine` (JSON; NvmImage records them in its header):
+// --recover reads the flags the user leaves out from there (parse_options).
+std::string image_settings(const Options& o, const std::string& engine);
 
 // Parses argv; on --help prints usage and exits 0; on a bad value prints a message naming the
 // flag and the accepted range and exits 2.

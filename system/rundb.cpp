@@ -69,6 +69,17 @@ int main(int argc, char** argv) {
     rc = 1;
   }
   set_interruptible(false);  // a signal from here on exits at once
+  // The default image is the run's scratch space: gone after a clean exit unless --keep-image
+  // (a given --nvm-path is the user's, and an image after a failure or a signal is left to
+  // inspect or --recover).
+  if (rc == 0 && o.default_image && !o.keep_image && !interrupt_signal()) {
+    std::vector<std::string> files{o.nvm_path};
+    try {
+      files = node_image_paths(o.nvm_path, plan_numa(o, host_numa_nodes()));
+    } catch (const std::exception&) {
+    }
+    for (const std::string& f : files) std::remove(f.c_str());
+  }
   // Stopped by SIGINT (130) or SIGTERM (143), as the shell reports a process the signal killed,
   // after the results were printed; a violation or error found on the way out still wins.
   if (rc == 0 && interrupt_signal()) rc = 128 + interrupt_signal();

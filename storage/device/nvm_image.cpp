@@ -43,6 +43,7 @@ struct ImageHeader {
   uint64_t next_free;
   char layout[1024];
   RegionEntry regions[kMaxRegions];
+  char settings[4096];
 };
 static_assert(sizeof(ImageHeader) <= kHeaderBytes);
 
@@ -72,6 +73,18 @@ uint64_t parse_size(const std::string& text) {
   if (!(v > 0) || !std::isfinite(v) || v * mult > 1e15)
     throw std::invalid_argument("'" + text + "' is not a positive size below 1 PB");
   return uint64_t(v * mult);
+}
+
+std::string read_image_settings(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  auto h = std::make_unique<ImageHeader>();
+  ssize_t n = pread(fd, h.get(), sizeof *h, 0);
+  close(fd);
+  if (n != ssize_t(sizeof *h) || memcmp(h->magic, kMagic, sizeof kMagic) != 0 ||
+      h->layout_version != NvmImage::kLayoutVersion)
+    return {};
+  return std::string(h->settings, strnlen(h->settings, sizeof h->settings));
 }
 
 std::string format_size(uint64_t b) {
@@ -128,6 +141,8 @@ NvmImage::NvmImage(const DeviceOptions& o)
   if (o.numa_nodes < 1) throw DeviceError("numa nodes must be >= 1");
   if (o.layout.size() >= sizeof(ImageHeader::layout))
     throw DeviceError("layout description too long");
+  if (o.settings.size() >= sizeof(ImageHeader::settings))
+    throw DeviceError("settings too long for the image header");
   if (o.node_paths.size() > 1) nodes_paths_ = o.node_paths;
   if (!nodes_paths_.empty() && int(nodes_paths_.size()) != o.numa_nodes)
     throw DeviceError(std::to_string(nodes_paths_.size()) + " NVM image files for " + std::to_string(o.numa_nodes) + " NUMA nodes");
@@ -199,6 +214,7 @@ NvmImage::NvmImage(const DeviceOptions& o)
     h->image_size = size_;
     h->next_free = kHeaderBytes;
     memcpy(h->layout, o.layout.data(), o.layout.size());
+    memcpy(h->settings, o.settings.data(), o.settings.size());
     pmem_persist(h, sizeof *h);
     memcpy(h->magic, kMagic, sizeof kMagic);  // valid only once the rest is durable
     pmem_persist(h->magic, sizeof kMagic);

@@ -35,6 +35,7 @@ struct DeviceOptions {
   uint64_t size = 0;           // bytes; ignored when reopening
   bool reopen = false;         // restart: the image must exist and carry `layout`
   std::string layout;          // engine + schema description; must match on reopen
+  std::string settings;        // the run's flags that shape the image (JSON), for --recover to read
   CostProfile profile;
   int writer_threads = 1;      // threads sharing the write bandwidth
   int numa_nodes = 1;          // logical nodes the image is striped over
@@ -69,7 +70,8 @@ struct HostCosts {
 
 class NvmImage {
  public:
-  static constexpr uint32_t kLayoutVersion = 1;
+  // 2: the header records the settings (read_image_settings).
+  static constexpr uint32_t kLayoutVersion = 2;
   explicit NvmImage(const DeviceOptions& o);
   ~NvmImage();
   NvmImage(const NvmImage&) = delete;
@@ -117,6 +119,10 @@ class NvmImage {
   std::unique_ptr<PowerFail> power_fail_;
   mutable std::mutex mu_;
 };
+
+// The settings (DeviceOptions::settings) recorded in the header of the single-file image at
+// `path`; empty where there is no readable image of this layout version (a reopen then says why).
+std::string read_image_settings(const std::string& path);
 
 // Parse "512M", "2G", "4096" (bytes). Throws std::invalid_argument naming the text.
 uint64_t parse_size(const std::string& text);

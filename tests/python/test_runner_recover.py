@@ -19,12 +19,15 @@ esac
 """)
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     settings = {"engine": "nvcaracal", "cc": "caracal", "recover": True, "power_fail": True,
-                "crash_at": "point:nvcaracal.before_epoch_commit", "threads": 1}
+                "crash_at": "point:nvcaracal.before_epoch_commit", "threads": 1,
+                "duration": 1, "timeline_ms": 100}
     out = execute_run(str(fake), settings, 0, str(tmp_path / "img"))
     assert out["error"] is None, out
     first, second = calls.read_text().splitlines()
     assert "--crash-at point:nvcaracal.before_epoch_commit" in first and "--recover" not in first
     assert "--crash-at" not in second and "--recover" in second and "--power-fail" in second
+    # rundb --recover runs no workload and refuses the measured run's times.
+    assert "--duration 1" in first and "--duration" not in second and "--timeline-ms" not in second
     assert out["result"]["recovery"] == {"total_s": 0.1}
     assert out["result"]["results"] == {"committed": 5}
     json.dumps(out["result"])

@@ -293,6 +293,33 @@ TEST(NvmImage, ReopenWithAnotherLayoutNamesBoth) {
   EXPECT_NE(msg.find("engine=mmdb ycsb rows=30000"), std::string::npos) << msg;
 }
 
+// The flags that shape an image are in its header, for --recover to read (options.cpp); an
+// image of the previous layout version (no settings) gives none, and its reopen names the version.
+TEST(NvmImage, HeaderKeepsTheRunsSettings) {
+  TempPath p("settings");
+  {
+    auto d = device_options(p.str(), kImage);
+    d.settings = R"({"rows":20000,"workload":"ycsb"})";
+    dev::NvmImage img(d);
+    img.publish();
+  }
+  EXPECT_EQ(dev::read_image_settings(p.str()), R"({"rows":20000,"workload":"ycsb"})");
+  TempPath missing("settings-missing");
+  EXPECT_EQ(dev::read_image_settings(missing.str()), "");
+  {  // an older image: layout version 1 (right after the 8-byte magic)
+    int fd = open(p.c_str(), O_RDWR);
+    ASSERT_GE(fd, 0);
+    uint32_t v1 = 1;
+    ASSERT_EQ(pwrite(fd, &v1, sizeof v1, 8), ssize_t(sizeof v1));
+    close(fd);
+  }
+  EXPECT_EQ(dev::read_image_settings(p.str()), "");
+  auto d = device_options(p.str(), 0);
+  d.reopen = true;
+  std::string msg = open_error(d);
+  EXPECT_NE(msg.find("has layout version 1, this build reads version 2"), std::string::npos) << msg;
+}
+
 TEST(NvmImage, TruncatedImageIsRejected) {
   TempPath p("trunc");
   create_image(p.str());

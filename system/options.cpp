@@ -487,7 +487,7 @@ Options parse_options(int argc, char** argv, const std::string& engine, const st
     if (o.default_image) o.nvm_path = "/dev/shm/nvtestbed-" + engine + "-" + cc + ".img";
     if (o.recover) {
       adopt_image_settings(app, o, engine, o.nvm_path);
-      // The driver recovers and stops (README, "Output"): a measured run after it would be
+      // The driver recovers and stops (docs/output.md): a measured run after it would be
       // silently skipped, so its flags are refused instead. (--warmup, which scripts repeat
       // as 0 from the run before, only ever delays a measurement: no harm in ignoring it.)
       for (const char* f : {"--duration", "--timeline-ms"})

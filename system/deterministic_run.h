@@ -53,6 +53,13 @@ inline nlohmann::json verify_epochs(const std::string& prefix, uint64_t recovere
 // epoch's input buffers, which grow with the epoch too), at most kMaxDefaultEpoch; 1 where none
 // fits (the engine then says what it needs).
 inline constexpr uint64_t kMaxDefaultEpoch = 100000;
+// With neither --dram-size nor --epoch-txns (or on --recover, whose epoch is the image's) the
+// default budget also holds (twice, as the rule
+// above reads it) the transient pool of an epoch of this many transactions: overhead in the
+// ledger, beside the data cap of database / P, which it does not raise. Without it a small
+// database's budget held its index and row entries but no epoch (SmallBank: not even one
+// transaction), or epochs of a hundred transactions whose barriers dominate.
+inline constexpr uint64_t kMinDefaultEpoch = 1000;
 template <class Engine>
 uint64_t largest_epoch(const std::vector<TableInfo>& tables, EngineOptions eo, uint64_t budget) {
   uint64_t fixed = 0;
@@ -91,7 +98,12 @@ nlohmann::json run_deterministic(const RunContext& ctx) {
   eo.nvc_write_value_bytes = bench.det_value_bytes();
   eo.nvc_txn_input_words = bench.det_input_words();
   if constexpr (requires { bench.det_txn_value_bytes(); }) eo.nvc_txn_value_bytes = bench.det_txn_value_bytes();
-  const uint64_t dram_budget = dram_budget_of<Engine>(o, bench, tables, eo, db_bytes);
+  uint64_t dram_budget = dram_budget_of<Engine>(o, bench, tables, eo, db_bytes);
+  if (!o.dram_size && (chosen.epoch_txns == 0 || o.recover)) {  // recovery: the epoch the image was written with
+    EngineOptions floor = eo;
+    floor.nvc_epoch_txns = kMinDefaultEpoch;
+    dram_budget += 2 * Engine::transient_bytes_per_core(floor) * uint64_t(o.threads);
+  }
   if (chosen.epoch_txns == 0) {  // no --epoch-txns: the largest epoch the budget holds
     chosen.epoch_txns = eo.nvc_epoch_txns = largest_epoch<Engine>(tables, eo, dram_budget);
     std::cerr << "rundb: --epoch-txns " << o.epoch_txns << " (the largest whose transient pool takes half of the DRAM "

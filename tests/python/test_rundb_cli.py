@@ -151,7 +151,7 @@ def test_nvcaracal_picks_the_largest_epoch_its_budget_holds(nvcaracal, tmp_path)
     p = run(nvcaracal, "--rows", "20000", "--warmup", "0", "--duration", "0.2", "--nvm-path", img)
     assert p.returncode == 0, p.stderr  # the old default, 100000, needed GBs of transient pool
     chosen = json.loads(p.stdout)["config"]["epoch_txns"]
-    assert 1 <= chosen < 100000
+    assert 1000 <= chosen < 100000  # the default budget holds an epoch of at least 1000
     assert f"rundb: --epoch-txns {chosen} (the largest whose transient pool" in p.stderr
     # A size that does not fit stays an error naming the flag.
     p = run(nvcaracal, "--rows", "20000", "--warmup", "0", "--duration", "0.2", "--nvm-path", img,
@@ -162,3 +162,15 @@ def test_nvcaracal_picks_the_largest_epoch_its_budget_holds(nvcaracal, tmp_path)
     rec = run(nvcaracal, "--recover", "--nvm-path", img)
     assert rec.returncode == 0, rec.stderr
     assert json.loads(rec.stdout)["config"]["epoch_txns"] == chosen
+
+
+def test_nvcaracal_runs_smallbank_with_default_flags(nvcaracal, tmp_path):
+    # Its default budget (database / P plus index and row entries) held no transient pool for
+    # even one transaction; it now holds an epoch of 1000 beside the data cap, which stays db / P.
+    p = run(nvcaracal, "--workload", "smallbank", "--warmup", "0", "--duration", "0.2",
+            "--nvm-path", str(tmp_path / "sb.img"))
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["config"]["epoch_txns"] >= 1000
+    mem = out["results"]["memory_bytes"]
+    assert mem["dram_data"] <= mem["dram_data_cap"] == out["config"]["database_bytes"] // 4

@@ -173,10 +173,16 @@ class TxnManager {
   }
 
   void abort() {
+    // FOEDUS: a tree split waits for the locks of the records it moves, and undoing an insert
+    // the split moved waits for the split's latch, so its locks go first (its OCC readers see an
+    // insert's record as absent until the undo either way). Elsewhere the undo comes first: a
+    // lock-based reader must not find an unlocked record of an aborted insert.
+    constexpr bool release_first = requires { requires Engine::kReleaseBeforeUndoInsert; };
+    if constexpr (release_first) cc_.abort(txn_, acc_.data(), acc_.size());
     if constexpr (requires(Access& a) { eng_.undo_insert(th_, a); })
       for (Access& a : acc_)
         if (a.type == AccessType::Insert) eng_.undo_insert(th_, a);
-    cc_.abort(txn_, acc_.data(), acc_.size());
+    if constexpr (!release_first) cc_.abort(txn_, acc_.data(), acc_.size());
     eng_.release(th_, acc_.data(), acc_.size());
     acc_.clear();  // a second abort() (user_abort(), then the driver's) finds nothing to undo
     forget_index();

@@ -49,6 +49,9 @@ class Foedus {
   static constexpr const char* name = "foedus";
   template <class C>
   static constexpr bool supports = needs_foedus<C>;
+  // An aborting transaction releases its locks before it undoes its inserts (TxnManager::abort):
+  // a split holding the tree's latch may be waiting for one of them.
+  static constexpr bool kReleaseBeforeUndoInsert = true;
   static constexpr uint64_t kLogBufferBytes = 256ull << 10;  // per worker, DRAM
   // The gleaner runs when the volatile pool is this full (DRAM pressure).
   static constexpr double kPressure = 0.5;

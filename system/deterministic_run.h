@@ -54,9 +54,9 @@ inline nlohmann::json verify_epochs(const std::string& prefix, uint64_t recovere
 // fits (the engine then says what it needs).
 inline constexpr uint64_t kMaxDefaultEpoch = 100000;
 // With neither --dram-size nor --epoch-txns (or on --recover, whose epoch is the image's) the
-// default budget also holds (twice, as the rule
-// above reads it) the transient pool of an epoch of this many transactions: overhead in the
-// ledger, beside the data cap of database / P, which it does not raise. Without it a small
+// default budget also holds (twice, as the rule above reads it) the transient pool of an epoch
+// of this many transactions: overhead in the ledger, beside the data cap of database / P,
+// which it does not raise. Without it a small
 // database's budget held its index and row entries but no epoch (SmallBank: not even one
 // transaction), or epochs of a hundred transactions whose barriers dominate.
 inline constexpr uint64_t kMinDefaultEpoch = 1000;
@@ -183,12 +183,10 @@ nlohmann::json run_deterministic(const RunContext& ctx) {
   }
 
   auto l0 = clk::now();
-  {
-    auto [total, unit] = bench.load_units();
-    LoadProgress progress(total, unit);
+  load_with_progress(bench, [&] {
     if constexpr (requires { bench.det_load(eng, o.threads); }) bench.det_load(eng, o.threads);
     else bench.load(eng, o.threads);
-  }
+  });
   eng.after_load();
   if constexpr (requires { bench.det_sync(eng); }) bench.det_sync(eng);
   out["load_s"] = std::chrono::duration<double>(clk::now() - l0).count();

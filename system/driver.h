@@ -286,11 +286,7 @@ nlohmann::json run_pair(const RunContext& ctx) {
   }
 
   auto l0 = clk::now();
-  {
-    auto [total, unit] = bench.load_units();
-    LoadProgress progress(total, unit);
-    bench.load(eng, o.threads);
-  }
+  load_with_progress(bench, [&] { bench.load(eng, o.threads); });
   eng.after_load();
   out["load_s"] = std::chrono::duration<double>(clk::now() - l0).count();
 

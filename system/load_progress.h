@@ -56,4 +56,12 @@ class LoadProgress {
   std::thread printer_;
 };
 
+// Run `load` (the benchmark's loaders) with the progress line of the benchmark's load_units().
+template <class Bench, class Load>
+void load_with_progress(const Bench& bench, Load&& load) {
+  auto [total, unit] = bench.load_units();
+  LoadProgress progress(total, unit);
+  load();
+}
+
 }  // namespace nvt

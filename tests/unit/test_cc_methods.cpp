@@ -527,7 +527,7 @@ TEST(DlDetect, WaitIsBoundedWithoutDeadlock) {
   s.m1.begin();
   auto t0 = clk::now();
   EXPECT_EQ(s.m1.write(0, 1), nullptr) << "the holder never lets go: the waiter times out";
-  EXPECT_GE(clk::now() - t0, cc::DlDetect::kTimeout);
+  EXPECT_GE(clk::now() - t0, cc::DlDetect::timeout);
   EXPECT_EQ(s.m1.cause(), AbortCause::WriteConflict) << "a timeout is no proven deadlock";
   s.m1.abort();
   EXPECT_TRUE(s.m0.commit());
@@ -538,6 +538,13 @@ TEST(DlDetect, WaitIsBoundedWithoutDeadlock) {
 // chosen the closer aborted too, and two such transactions could abort each other on every retry.
 TEST(DlDetect, OnlyTheYoungestOfACycleAborts) {
   using Reg = cc::DlDetect::Registry;
+  // A waiter that is not scheduled for 10 ms (ASan on a busy host) would end the other's wait
+  // by timeout, which proves nothing about victims: only the cycle may end these waits.
+  struct LongTimeout {
+    std::chrono::microseconds was = cc::DlDetect::timeout;
+    LongTimeout() { cc::DlDetect::timeout = std::chrono::seconds(20); }
+    ~LongTimeout() { cc::DlDetect::timeout = was; }
+  } long_timeout;
   Small<cc::DlDetect> s;
   s.m0.begin();  // older
   s.m1.begin();  // younger

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: install, run the two headline sweeps at small scale, write the report.
-# About 5-10 minutes on 2 cores; re-running skips every run already done.
+# About 12 minutes on a fresh clone on 2 cores; re-running skips every run already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

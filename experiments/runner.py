@@ -6,6 +6,7 @@ import subprocess
 import tempfile
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,11 +34,18 @@ def make_command(pair):
     return cmd + (BUILDS[variant][1] if variant else [])
 
 
-def build(pairs, log_dir, root=ROOT, echo=None):
+def build(pairs, log_dir, root=ROOT, echo=None, jobs=None):
     """make each binary (planner.binary_of) once, saying when each starts and ends (a fresh
-    build takes minutes); returns {pair: error} for the ones that failed."""
+    build takes minutes); returns {pair: error} for the ones that failed. The first binary of
+    each build variant is made alone (with every core it also compiles the engine-independent
+    objects, build/common*/); the rest `jobs` (default: the core count) at a time, since each
+    is then one single-threaded compile, system/rundb.cpp (make writes a common object to a
+    temporary file and renames it, so concurrent makes are safe)."""
     errors = {}
-    for i, pair in enumerate(pairs, 1):
+    numbered = list(enumerate(pairs, 1))
+
+    def make(item):
+        i, pair = item
         engine, cc, variant = (*pair, None)[:3]
         cmd = make_command(pair)
         name = "-".join(pair)
@@ -58,6 +66,15 @@ def build(pairs, log_dir, root=ROOT, echo=None):
             echo(f"building {name} ({i} of {len(pairs)}) ... "
                  f"{'FAILED, see ' + str(log) if pair in errors else 'done'} "
                  f"in {time.monotonic() - start:.0f} s")
+
+    firsts = {}
+    for item in numbered:
+        firsts.setdefault((*item[1], None)[2], item)
+    for item in firsts.values():
+        make(item)
+    rest = [item for item in numbered if item not in firsts.values()]
+    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+        list(pool.map(make, rest))
     return errors
 
 

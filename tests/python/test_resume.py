@@ -169,3 +169,26 @@ def test_each_build_is_shown_as_it_starts_and_ends(tmp_path):
     assert lines[1] == "building mmdb-no_wait (1 of 1) ..."
     assert lines[2].startswith("building mmdb-no_wait (1 of 1) ... done in ")
     assert lines[2].endswith(" s")
+
+
+def test_after_the_first_build_the_others_run_side_by_side(tmp_path):
+    # Each fake make records when it starts and ends; the first builds alone (with the common
+    # objects), the other two overlap.
+    from experiments.runner import build
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "Makefile").write_text(
+        "ENGINE ?= mmdb\nCC_ALG ?= no_wait\nall:\n"
+        "\tmkdir -p build/$(ENGINE)-$(CC_ALG)\n"
+        "\tdate +%s.%N > build/$(ENGINE)-$(CC_ALG)/start; sleep 1\n"
+        "\ttouch build/$(ENGINE)-$(CC_ALG)/rundb; date +%s.%N > build/$(ENGINE)-$(CC_ALG)/end\n")
+    pairs = [("mmdb", "no_wait"), ("mmdb", "silo"), ("zen", "silo")]
+    lines = []
+    assert build(pairs, tmp_path, root, lines.append, jobs=2) == {}
+    span = {p: tuple(float((root / "build" / "-".join(p) / f).read_text()) for f in ("start", "end"))
+            for p in pairs}
+    first, a, b = (span[p] for p in pairs)
+    assert first[1] <= min(a[0], b[0]), "a build started before the first (common objects) ended"
+    assert a[0] < b[1] and b[0] < a[1], "the builds after the first did not overlap"
+    assert sorted(l.split(" ...")[0] for l in lines if l.endswith("...")) == \
+        ["building mmdb-no_wait (1 of 3)", "building mmdb-silo (2 of 3)", "building zen-silo (3 of 3)"]

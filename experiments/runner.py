@@ -27,9 +27,14 @@ def binary_path(engine, cc, variant=None, root=ROOT):
     return Path(root) / "build" / f"{engine}-{cc}{suffix}" / "rundb"
 
 
+def split_pair(pair):
+    """(engine, cc, build variant or None) of a binary (planner.binary_of)."""
+    return (*pair, None)[:3]
+
+
 def make_command(pair):
     """make's command line for one binary (planner.binary_of)."""
-    engine, cc, variant = (*pair, None)[:3]
+    engine, cc, variant = split_pair(pair)
     cmd = ["make", f"-j{os.cpu_count() or 1}", f"ENGINE={engine}", f"CC_ALG={cc}"]
     return cmd + (BUILDS[variant][1] if variant else [])
 
@@ -46,7 +51,7 @@ def build(pairs, log_dir, root=ROOT, echo=None, jobs=None):
 
     def make(item):
         i, pair = item
-        engine, cc, variant = (*pair, None)[:3]
+        engine, cc, variant = split_pair(pair)
         cmd = make_command(pair)
         name = "-".join(pair)
         log = Path(log_dir) / f"build-{name}.log"
@@ -67,14 +72,14 @@ def build(pairs, log_dir, root=ROOT, echo=None, jobs=None):
                  f"{'FAILED, see ' + str(log) if pair in errors else 'done'} "
                  f"in {time.monotonic() - start:.0f} s")
 
-    firsts = {}
-    for item in numbered:
-        firsts.setdefault((*item[1], None)[2], item)
+    firsts = {}  # build variant -> its first (i, pair)
+    for i, pair in numbered:
+        firsts.setdefault(split_pair(pair)[2], (i, pair))
     for item in firsts.values():
         make(item)
-    rest = [item for item in numbered if item not in firsts.values()]
+    alone = {i for i, _ in firsts.values()}
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
-        list(pool.map(make, rest))
+        list(pool.map(make, [item for item in numbered if item[0] not in alone]))
     return errors
 
 

@@ -170,6 +170,42 @@ TEST(ZenRecovery, TuplesWithoutLpAreJudgedByTheLpTuple) {
   EXPECT_EQ(freed, std::vector<char*>{reinterpret_cast<char*>(h.at(5))});
 }
 
+// A region scanned in shares (here each slot its own share, scanned last to first, as threads
+// may take them) decides every tuple as the single pass does: the region's ts-commit is the
+// largest of its shares', and what a share could not decide waits for it.
+TEST(ZenRecovery, ShareByShareScanDecidesAsOnePass) {
+  Heap h(8);  // Figure 4's region
+  h.put(0, true, 1000, false, 101, "X");
+  h.put(1, false, 1000, false, 102, "Y");
+  h.put(2, false, 1015, false, 103, "Z");
+  h.put(3, false, 1000, true, 104, "V");
+  h.put(4, false, 1016, false, 101, "X''");
+  h.put(5, false, 1016, false, 102, "Bad Y''");
+  h.put(6, false, 1003, false, 101, "X'");
+  h.put(7, true, 1003, false, 102, "Y'");
+  dev::DramBudget dram(1 << 20);
+  HashIndex index(16, dram, "index");
+  std::vector<char*> freed;
+  auto put_free = [&](NvmTuple* t) { freed.push_back(reinterpret_cast<char*>(t)); };
+  auto index_gc = [&](NvmTuple* t) { update_index_gc(index, t, put_free); };
+  std::vector<ScanShare> shares(8);
+  for (size_t i = 8; i-- > 0;) scan_share(shares[i], [&](auto&& f) { f(reinterpret_cast<char*>(h.at(i))); }, index_gc, put_free);
+  ScanResult m = merge_shares(shares);
+  EXPECT_EQ(m.ts_commit, 1003u);
+  EXPECT_EQ(m.lp_slot, reinterpret_cast<char*>(h.at(7)));
+  for (auto& s : shares) resolve_pending(s, m.ts_commit, index_gc, put_free);
+  m = merge_shares(shares);
+  EXPECT_EQ(m.committed, 5u);
+  EXPECT_EQ(m.discarded, 3u);
+  EXPECT_EQ(index.lookup(101), nvm_value(reinterpret_cast<char*>(h.at(6))));
+  EXPECT_EQ(index.lookup(102), nvm_value(reinterpret_cast<char*>(h.at(7))));
+  EXPECT_EQ(index.lookup(103), HashIndex::kNoValue);
+  std::sort(freed.begin(), freed.end());
+  std::vector<char*> want;
+  for (int i : {0, 1, 2, 4, 5}) want.push_back(reinterpret_cast<char*>(h.at(size_t(i))));
+  EXPECT_EQ(freed, want);
+}
+
 TEST(ZenMetCache, ClockSkipsActiveAndClockedEntries) {
   using Cache = MetCache<cc::NoWait::Meta>;
   dev::DramBudget dram(1 << 20);

@@ -30,6 +30,7 @@
 
 #include "storage/device/power_fail.h"
 #include "storage/engine.h"
+#include "storage/parallel.h"
 #include "storage/engines/foedus/array_storage.h"
 #include "storage/engines/foedus/epoch.h"
 #include "storage/engines/foedus/gleaner.h"
@@ -548,27 +549,39 @@ class Foedus {
     std::vector<uint64_t> lsn(nlogs_);
     for (uint32_t i = 0; i < nlogs_; i++) lsn[i] = mark ? mark->lsn[i] : sm.gleaned[i];
     rep.lap("read_metadata");
-    // The snapshot's page tables, from its interior pages; every other page is free.
-    std::vector<uint64_t> live;
+    // The snapshot's page tables, from its interior pages, a level at a time, each level's pages
+    // on every thread; the ordered trees' interiors a tree per thread; every other page is free.
+    const size_t nw = size_t(std::max(1, nthreads));
     for (auto& t : trees_) {
       t.ptrs.back()[0] = sm.root[t.id];
-      for (int level = t.shape.root_level(); level > 0; level--)
-        for (uint64_t idx = 0; idx < t.shape.pages[size_t(level)]; idx++) {
-          const Page* p = area_->page(snapshot_index(t.ptrs[size_t(level)][idx]));
-          dev::read(p, ps_);
-          for (uint64_t c = 0; c < t.shape.children(level, idx); c++)
-            t.ptrs[size_t(level) - 1][idx * t.shape.g.fanout + c] = const_cast<Page*>(p)->child(c)->snapshot_page.load();
-        }
+      for (int level = t.shape.root_level(); level > 0; level--) {
+        const uint64_t count = t.shape.pages[size_t(level)];
+        parallel(int(nw), [&](int w) {
+          for (uint64_t idx = count * uint64_t(w) / nw; idx < count * uint64_t(w + 1) / nw; idx++) {
+            const Page* p = area_->page(snapshot_index(t.ptrs[size_t(level)][idx]));
+            dev::read(p, ps_);
+            for (uint64_t c = 0; c < t.shape.children(level, idx); c++)
+              t.ptrs[size_t(level) - 1][idx * t.shape.g.fanout + c] = const_cast<Page*>(p)->child(c)->snapshot_page.load();
+          }
+        });
+      }
+    }
+    std::atomic<size_t> next{0};
+    parallel(int(std::min(nw, std::max<size_t>(1, tsnap_.size()))), [&](int) {
+      for (size_t i; (i = next.fetch_add(1)) < tsnap_.size();) {
+        read_tree_snapshot(tsnap_[i], *area_, sm.root[tsnap_[i].id]);
+        tsnap_[i].bounds.clear();  // no volatile tree yet: leaves are cut by size only
+      }
+    });
+    std::vector<uint64_t> live;
+    for (auto& t : trees_)
       for (auto& lv : t.ptrs)
         for (SnapshotPtr x : lv) live.push_back(snapshot_index(x));
-    }
     for (auto& t : tsnap_) {
-      read_tree_snapshot(t, *area_, sm.root[t.id]);
-      t.bounds.clear();  // no volatile tree yet: leaves are cut by size only
       for (auto& l : t.leaves) live.push_back(snapshot_index(l.ptr));
       for (SnapshotPtr x : t.interior) live.push_back(snapshot_index(x));
     }
-    area_->reset(sm.high_water, live);
+    area_->reset(sm.high_water, live, nthreads);
     snapshot_id_ = sm.id;
     snapshot_epoch_ = sm.epoch;
     rep.lap("read_snapshot_tree");
@@ -595,12 +608,16 @@ class Foedus {
     rep.lap("glean_logs");
     make_roots();  // no volatile pages but the roots
     for (auto& s : storages_) rep.rows += s->shape.capacity;
+    std::vector<uint64_t> rows(nw, 0);
     for (auto& t : tsnap_)  // the trees' rows: each snapshot leaf's count, from its header
-      for (const TreeLeaf& l : t.leaves) {
-        const Page* p = area_->page(snapshot_index(l.ptr));
-        dev::read(p, sizeof(PageHeader));
-        rep.rows += tp::count(p);
-      }
+      parallel(int(nw), [&](int w) {
+        for (size_t i = t.leaves.size() * size_t(w) / nw; i < t.leaves.size() * size_t(w + 1) / nw; i++) {
+          const Page* p = area_->page(snapshot_index(t.leaves[i].ptr));
+          dev::read(p, sizeof(PageHeader));
+          rows[size_t(w)] += tp::count(p);
+        }
+      });
+    for (uint64_t r : rows) rep.rows += r;
     rep.lap("install_roots");
     return rep;
   }

@@ -6,6 +6,7 @@
 // recovers from the new snapshot). Page index 0 is never used (0 = no snapshot page).
 #pragma once
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <stdexcept>
@@ -13,6 +14,7 @@
 
 #include "storage/device/nvm_image.h"
 #include "storage/engines/foedus/page.h"
+#include "storage/parallel.h"
 
 namespace nvt::foedus {
 
@@ -46,18 +48,26 @@ class SnapshotArea {
     retired_.clear();
     std::sort(free_.begin(), free_.end());
   }
-  // Restart: pages below `high_water` that `live` (sorted or not) does not name are free.
-  void reset(uint64_t high_water, std::vector<uint64_t> live) {
+  // Restart: pages below `high_water` that `live` (sorted or not) does not name are free, found
+  // on `nthreads` threads (each marks a share of `live`, then lists the free pages of a run).
+  void reset(uint64_t high_water, const std::vector<uint64_t>& live, int nthreads = 1) {
     std::lock_guard g(mu_);
     high_water_ = std::max<uint64_t>(1, high_water);
-    std::sort(live.begin(), live.end());
+    const size_t n = size_t(std::max(1, nthreads));
+    std::vector<uint8_t> in_use(high_water_, 0);
+    parallel(int(n), [&](int w) {
+      for (size_t i = live.size() * size_t(w) / n; i < live.size() * size_t(w + 1) / n; i++)
+        if (live[i] < high_water_) std::atomic_ref<uint8_t>(in_use[live[i]]).store(1, std::memory_order_relaxed);
+    });
+    std::vector<std::vector<uint64_t>> part(n);
+    parallel(int(n), [&](int w) {
+      for (uint64_t i = std::max<uint64_t>(1, high_water_ * uint64_t(w) / n); i < high_water_ * uint64_t(w + 1) / n; i++)
+        if (!in_use[i]) part[size_t(w)].push_back(i);
+    });
     free_.clear();
+    for (auto& p : part) free_.insert(free_.end(), p.begin(), p.end());
     retired_.clear();
     next_free_ = 0;
-    for (uint64_t i = 1, j = 0; i < high_water_; i++) {
-      while (j < live.size() && live[j] < i) j++;
-      if (j == live.size() || live[j] != i) free_.push_back(i);
-    }
   }
   uint64_t high_water() const {
     std::lock_guard g(mu_);

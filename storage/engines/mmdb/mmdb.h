@@ -158,14 +158,18 @@ class Mmdb {
   size_t tables() const { return tables_.size(); }
   const TableInfo& table_info(uint32_t t) const { return tables_[t]->info; }
 
-  void load(Thread&, uint32_t table, uint64_t key, const char* image) {
+  void load(Thread& th, uint32_t table, uint64_t key, const char* image) {
+    load_row(th, table, key, image);
+    if (Table& t = *tables_[table]; t.ordered) t.ordered->insert(key);
+  }
+  // load() without the ordered index, which recovery rebuilds after on all its threads.
+  void load_row(Thread&, uint32_t table, uint64_t key, const char* image) {
     Table& t = *tables_[table];
     Row* r = new_row(t, key, kLive);
     memcpy(r->data(), image, t.info.schema.tuple_size());
     dev::write(r, t.slot);
     if (!t.index->insert(key, reinterpret_cast<uint64_t>(r)))
       throw std::runtime_error("duplicate key " + std::to_string(key) + " in " + t.info.name);
-    if (t.ordered) t.ordered->insert(key);
   }
 
   // The rows `keys` name, header and tuple, on their way into the cache (storage/prefetch.h).
@@ -356,16 +360,18 @@ class Mmdb {
     parallel(nthreads, [&](int tid) {
       Thread th;
       rd.for_each(tid, nthreads, [&](uint32_t table, uint64_t key, uint64_t version, const char* img) {
-        load(th, table, key, img);
+        load_row(th, table, key, img);
         Table& t = *tables_[table];
         Row* r = reinterpret_cast<Row*>(t.index->lookup(key));
         r->version.store(version & ~1ull, std::memory_order_relaxed);
-        if (version & 1) {
-          r->state.store(kDeleted, std::memory_order_relaxed);
-          if (t.ordered) t.ordered->remove(key);
-        }
+        if (version & 1) r->state.store(kDeleted, std::memory_order_relaxed);
       });
     });
+    for (auto& t : tables_)  // the live rows' keys, each thread a slice of the hash index
+      if (t->ordered)
+        t->ordered->rebuild_from(*t->index, nthreads, [](uint64_t v) {
+          return reinterpret_cast<Row*>(v)->state.load(std::memory_order_relaxed) == kLive;
+        });
     for (auto& t : tables_) rep.rows += t->next.load();
     rep.lap("load_checkpoint_and_index");
     std::atomic<uint64_t> replayed{0};

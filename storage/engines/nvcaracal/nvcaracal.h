@@ -46,6 +46,7 @@ class NvCaracal {
   static constexpr bool supports = needs_caracal<C>;
   static constexpr bool kDeterministic = true;
   static constexpr uint64_t kRefCoreShift = 40;
+  static constexpr uint64_t kRecoveryBlocks = 1 << 16;  // row blocks one recovery thread scans at a time
 
   // A row's DRAM entry: reached through the index.
   struct Row {
@@ -509,17 +510,31 @@ class NvCaracal {
       if (p.capacity())
         for (uint64_t b : p.free_set()) recovered_free_.insert(b);
     rep.lap("restore_pools");
-    std::vector<std::vector<std::pair<char*, RowHeader>>> revert(static_cast<size_t>(threads_));
     std::atomic<uint64_t> nrows{0};
     // The blocks on any core's free list (a dropped insert goes to the list of the core that
     // dropped it, which may not own the block).
     std::unordered_set<uint64_t> freed;
     for (auto& p : row_pool_)
       for (uint64_t b : p.free_set()) freed.insert(b);
-    parallel(std::min(threads, threads_), [&](int h) {
-      for (int t = h; t < threads_; t += std::min(threads, threads_)) {
+    // Every core's pool in runs of kRecoveryBlocks blocks, taken in turn by every recovery thread;
+    // each run keeps what it found to revert and to collect, handed to its core below.
+    struct Run {
+      int core;
+      uint64_t lo, hi;
+      std::vector<std::pair<char*, RowHeader>> revert;
+      std::vector<Row*> gc_now;
+    };
+    std::vector<Run> runs;
+    for (int t = 0; t < threads_; t++)
+      for (uint64_t lo = 0; lo < row_pool_[size_t(t)].bump(); lo += kRecoveryBlocks)
+        runs.push_back({t, lo, std::min(row_pool_[size_t(t)].bump(), lo + kRecoveryBlocks), {}, {}});
+    std::atomic<size_t> next{0};
+    parallel(std::max(1, threads), [&](int) {
+      for (size_t k; (k = next.fetch_add(1)) < runs.size();) {
+        Run& run = runs[k];
+        const int t = run.core;
         BlockPool& p = row_pool_[size_t(t)];
-        for (uint64_t i = 0; i < p.bump(); i++) {
+        for (uint64_t i = run.lo; i < run.hi; i++) {
           char* prow = p.block(i);
           if (freed.count((uint64_t(t) << kRefCoreShift) | i)) continue;
           RowHeader hd;
@@ -534,21 +549,25 @@ class NvCaracal {
             hd.ref[1] = 0;
             fix = true;
           }
-          if (fix) revert[size_t(t)].push_back({prow, hd});
+          if (fix) run.revert.push_back({prow, hd});
           Row* r = add_row(hd.table, hd.key, prow, hd.len);
           bool two = hd.sid[1] && epoch_of(hd.sid[1]) <= out.committed;
           // A committed tombstone: the row reads as absent until the first major GC frees it.
           if (two && (is_tombstone(hd.ref[1]) || !minor_gc_ || !is_inline(hd.ref[0])))
-            th_[size_t(t)].gc_now.push_back(r);
+            run.gc_now.push_back(r);
           nrows++;
         }
       }
     });
+    for (Run& run : runs) {  // in each core's block order, as one thread per core found them
+      auto& gc = th_[size_t(run.core)].gc_now;
+      gc.insert(gc.end(), run.gc_now.begin(), run.gc_now.end());
+    }
     out.rows = nrows.load();
     rep.rows = out.rows;
     rep.lap("scan_rows_rebuild_index");
-    for (auto& v : revert)
-      for (auto& [prow, hd] : v) {  // the crashed epoch's version goes; the checkpointed one stays
+    for (Run& run : runs)
+      for (auto& [prow, hd] : run.revert) {  // the crashed epoch's version goes; the checkpointed one stays
         store_header(reinterpret_cast<RowHeader*>(prow), hd);
         dev::flush(prow, sizeof hd);
         out.reverted++;

@@ -41,6 +41,8 @@
 
 namespace nvt::nvmvcc {
 
+constexpr uint64_t kRecoveryHeads = 1 << 16;  // record heads one recovery thread takes at a time
+
 template <class C>
 concept SiOnNvmvcc = requires {
   { C::kNvMvcc } -> std::convertible_to<bool>;
@@ -260,60 +262,77 @@ class NvMvcc {
   void start() {}
   void stop() {}
 
-  RecoveryReport recover(int) {
+  // Every head's chain on every recovery thread (runs of kRecoveryHeads heads taken in turn).
+  RecoveryReport recover(int nthreads) {
     RecoveryReport rep;
     if (meta_->magic != kMagic || !meta_->loaded)
       throw std::runtime_error("NVM image holds no complete NVMVCC database to recover from (power failed while loading?)");
     if (meta_->ntables != tables_.size())
       throw std::runtime_error("nvmvcc: the image's table count differs from the schema's");
-    std::vector<std::vector<bool>> used(tables_.size());
+    const size_t nw = size_t(std::max(1, nthreads));
+    std::vector<std::vector<uint8_t>> used(tables_.size());
+    struct Run { size_t table; uint64_t lo, hi; };
+    std::vector<Run> runs;
+    for (size_t ti = 0; ti < tables_.size(); ti++) {
+      used[ti].assign(tables_[ti]->heap->slots(), 0);
+      for (uint64_t lo = 0; lo < tables_[ti]->info.capacity; lo += kRecoveryHeads)
+        runs.push_back({ti, lo, std::min(tables_[ti]->info.capacity, lo + kRecoveryHeads)});
+    }
+    std::vector<uint64_t> tops(tables_.size() * nw, 0), rows(nw, 0), dropped(nw, 0);
+    std::atomic<size_t> next{0};
+    std::atomic<bool> duplicate{false};
+    std::atomic<uint64_t> duplicate_key{0};
+    parallel(int(nw), [&](int w) {
+      for (size_t k; (k = next.fetch_add(1)) < runs.size();) {
+        Table& t = *tables_[runs[k].table];
+        VersionHeap& heap = *t.heap;
+        for (uint64_t i = runs[k].lo; i < runs[k].hi; i++) {
+          RecordHead* h = &t.heads[i];
+          dev::read(h, sizeof *h);  // recovery's reads are charged like any other (issue 17)
+          uint64_t r = h->latest.load(), keep = 0;
+          if (!r) continue;
+          for (uint64_t steps = 0; r && r <= heap.slots() && steps < heap.slots(); steps++) {
+            Version* v = heap.at(r);
+            dev::read(v, sizeof *v);
+            uint64_t s = v->inl.load() ? uint64_t(v->inl.load()) : CC::recovered_status(v->txid.load());
+            if (s == kCommitted) { keep = r; break; }
+            dropped[size_t(w)]++;  // an uncommitted version: no log, nothing is replayed
+            r = v->prev;
+          }
+          if (!keep || heap.at(keep)->tombstone()) {  // never committed, or deleted: gone
+            h->latest.store(0);
+            dev::flush(&h->latest, sizeof h->latest);
+            continue;
+          }
+          Version* v = heap.at(keep);
+          v->txid.store(kFrozenTxid);
+          v->inl.store(kCommitted);
+          v->prev = 0;
+          dev::flush(v, sizeof *v);
+          if (h->latest.load() != keep) {
+            h->latest.store(keep);
+            dev::flush(&h->latest, sizeof h->latest);
+          }
+          used[runs[k].table][keep - 1] = 1;
+          if (!t.index->insert(h->key, reinterpret_cast<uint64_t>(h)) && !duplicate.exchange(true))
+            duplicate_key = h->key;
+          tops[runs[k].table * nw + size_t(w)] = std::max(tops[runs[k].table * nw + size_t(w)], i + 1);
+          rows[size_t(w)]++;
+        }
+      }
+      dev::fence();
+    });
+    if (duplicate) throw std::runtime_error("nvmvcc: duplicate key " + std::to_string(duplicate_key.load()) + " in the record heads");
+    dropped_ = 0;
+    for (size_t w = 0; w < nw; w++) rep.rows += rows[w], dropped_ += dropped[w];
     for (size_t ti = 0; ti < tables_.size(); ti++) {
       Table& t = *tables_[ti];
-      VersionHeap& heap = *t.heap;
-      used[ti].assign(heap.slots(), false);
-      uint64_t top = 0;
-      // Every head: inserted records lie past the loaded ones, among heads never used.
-      for (uint64_t i = 0; i < t.info.capacity; i++) {
-        RecordHead* h = &t.heads[i];
-        dev::read(h, sizeof *h);  // recovery's reads are charged like any other (issue 17)
-        uint64_t r = h->latest.load(), keep = 0;
-        if (!r) continue;
-        for (uint64_t steps = 0; r && r <= heap.slots() && steps < heap.slots(); steps++) {
-          Version* v = heap.at(r);
-          dev::read(v, sizeof *v);
-          uint64_t s = v->inl.load() ? uint64_t(v->inl.load()) : CC::recovered_status(v->txid.load());
-          if (s == kCommitted) { keep = r; break; }
-          dropped_++;  // an uncommitted version: no log, nothing is replayed
-          r = v->prev;
-        }
-        if (!keep || heap.at(keep)->tombstone()) {  // never committed, or deleted: gone
-          h->latest.store(0);
-          dev::flush(&h->latest, sizeof h->latest);
-          continue;
-        }
-        Version* v = heap.at(keep);
-        v->txid.store(kFrozenTxid);
-        v->inl.store(kCommitted);
-        v->prev = 0;
-        dev::flush(v, sizeof *v);
-        if (h->latest.load() != keep) {
-          h->latest.store(keep);
-          dev::flush(&h->latest, sizeof h->latest);
-        }
-        used[ti][keep - 1] = true;
-        if (!t.index->insert(h->key, reinterpret_cast<uint64_t>(h)))
-          throw std::runtime_error("nvmvcc: duplicate key " + std::to_string(h->key) + " in " +
-                                   t.info.name);
-        if (t.ordered) t.ordered->insert(h->key);
-        top = i + 1;
-        rep.rows++;
-      }
-      t.next = top;
+      t.next = *std::max_element(tops.begin() + std::ptrdiff_t(ti * nw), tops.begin() + std::ptrdiff_t((ti + 1) * nw));
+      if (t.ordered) t.ordered->rebuild_from(*t.index, int(nw));
     }
-    dev::fence();
     rep.replayed = 0;
     rep.lap("scan_chains_and_index");
-    for (size_t ti = 0; ti < tables_.size(); ti++) tables_[ti]->heap->rebuild(used[ti], threads_);
+    for (size_t ti = 0; ti < tables_.size(); ti++) tables_[ti]->heap->rebuild(used[ti], threads_, int(nw));
     rep.lap("rebuild_free_slots");
     // Every surviving version is frozen, so the transaction statuses are no longer needed.
     CC::clear_persistent();

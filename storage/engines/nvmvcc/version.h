@@ -13,12 +13,14 @@
 //                     thread id and the slot allocator of the accessed table.
 // Pointers are slot numbers + 1 (0 = none), so the image is position independent.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
 
 #include "storage/device/device.h"
+#include "storage/parallel.h"
 
 namespace nvt::nvmvcc {
 
@@ -76,14 +78,22 @@ class VersionHeap {
   void free(int tid, uint64_t ref) { free_[size_t(tid)].list.push_back(ref); }
 
   // Recovery: `used` marks the reachable slots; everything else below the high-water mark
-  // becomes free, dealt round robin to the threads.
-  void rebuild(const std::vector<bool>& used, int threads) {
-    uint64_t hw = 0;
-    for (uint64_t s = 0; s < used.size(); s++) if (used[s]) hw = s + 1;
+  // becomes free, thread t's list the free slots of the t-th of `threads` equal runs, the lists
+  // built on `workers` threads.
+  void rebuild(const std::vector<uint8_t>& used, int threads, int workers) {
+    const size_t nw = size_t(std::max(1, workers));
+    std::vector<uint64_t> tops(nw, 0);
+    parallel(int(nw), [&](int w) {
+      for (uint64_t s = used.size() * uint64_t(w + 1) / nw; s-- > used.size() * uint64_t(w) / nw;)
+        if (used[s]) { tops[size_t(w)] = s + 1; break; }
+    });
+    const uint64_t hw = *std::max_element(tops.begin(), tops.end());
     free_.assign(size_t(threads), {});
-    int t = 0;
-    for (uint64_t s = 0; s < hw; s++)
-      if (!used[s]) { free_[size_t(t)].list.push_back(s + 1); t = (t + 1) % threads; }
+    parallel(int(nw), [&](int w) {
+      for (size_t t = size_t(w); t < size_t(threads); t += nw)
+        for (uint64_t s = hw * t / size_t(threads); s < hw * (t + 1) / size_t(threads); s++)
+          if (!used[s]) free_[t].list.push_back(s + 1);
+    });
     next_.store(hw);
   }
   void resize_threads(int threads) {

@@ -523,6 +523,7 @@ class Wbl {
       if (pages_->owner(i).used) used.push_back(i);
     const size_t nw = size_t(nthreads);
     std::vector<std::vector<char*>> freed(nw);
+    std::vector<std::vector<Version*>> tombs(nw);  // committed tombstones: dropped below if newest
     std::vector<uint64_t> committed(nw, 0), discarded(nw, 0), max_cts(nw, 0);
     std::atomic<size_t> next{0};
     std::atomic<bool> foreign{false};
@@ -549,6 +550,7 @@ class Wbl {
           if (v->table() != table) { foreign = true; continue; }
           max_cts[size_t(w)] = std::max(max_cts[size_t(w)], c);
           zen::update_index_gc(*tables_[table]->index, v->tuple(), put_free);
+          if (v->deleted()) tombs[size_t(w)].push_back(v);
           committed[size_t(w)]++;
         }
       }
@@ -571,17 +573,15 @@ class Wbl {
       }
       dev::fence();
     });
-    for (uint32_t ti = 0; ti < tables_.size(); ti++) {
-      Table& t = *tables_[ti];
-      std::vector<std::pair<uint64_t, char*>> dead;
-      t.index->for_each([&](uint64_t key, uint64_t x) {
-        if (Version::at(zen::nvm_of(x))->deleted()) dead.push_back({key, zen::nvm_of(x)});
-      });
-      for (auto& [key, s] : dead) {
-        t.index->remove(key);
-        freed[0].push_back(s);
+    parallel(nthreads, [&](int w) {
+      for (Version* v : tombs[size_t(w)]) {
+        char* s = reinterpret_cast<char*>(v);
+        HashIndex& index = *tables_[v->table()]->index;
+        if (index.lookup(v->key()) != zen::nvm_value(s)) continue;  // a newer version won
+        index.remove(v->key());
+        freed[size_t(w)].push_back(s);
       }
-    }
+    });
     dev::crash_point("wbl.recovery_deletes");
     rep.lap("resolve_deletes");
 
@@ -615,22 +615,22 @@ class Wbl {
     });
     if (shared_head) throw std::runtime_error("wbl recovery: two tuples share a head, or a head id is out of range");
     for (uint64_t r : rows) rep.rows += r;
-    rep.lap("rebuild_heads");
-    next = 0;
-    parallel(std::min<int>(nthreads, int(tables_.size())), [&](int) {
-      for (size_t ti; (ti = next.fetch_add(1)) < tables_.size();) {
-        Table& t = *tables_[ti];
-        uint64_t top = 0;
-        for (size_t w = 0; w < nw; w++) top = std::max(top, tops[ti * nw + w]);
-        t.head_next.store(top);
-        t.free_heads.clear();
-        for (uint64_t h = top; h-- > 0;)
-          if (!taken[ti][h].load(std::memory_order_relaxed)) t.free_heads.push_back(uint32_t(h));
-        if (t.ordered) t.index->for_each([&](uint64_t key, uint64_t) { t.ordered->insert(key); });
-      }
-    });
-    for (auto& v : freed)
-      for (char* s : v) regions_[pages_->region_of(s)]->put(pages_->table_of(s), s, true);
+    // Free heads below each table's top, highest first (each thread a slice, joined in order).
+    for (uint32_t ti = 0; ti < tables_.size(); ti++) {
+      Table& t = *tables_[ti];
+      uint64_t top = 0;
+      for (size_t w = 0; w < nw; w++) top = std::max(top, tops[ti * nw + w]);
+      t.head_next.store(top);
+      std::vector<std::vector<uint32_t>> slice(nw);
+      parallel(nthreads, [&](int w) {
+        for (uint64_t h = top * uint64_t(w + 1) / nw; h-- > top * uint64_t(w) / nw;)
+          if (!taken[ti][h].load(std::memory_order_relaxed)) slice[size_t(w)].push_back(uint32_t(h));
+      });
+      t.free_heads.clear();
+      for (size_t w = nw; w-- > 0;) t.free_heads.insert(t.free_heads.end(), slice[w].begin(), slice[w].end());
+      if (t.ordered) t.ordered->rebuild_from(*t.index, nthreads);
+    }
+    zen::put_free_by_region(nthreads, freed, *pages_, regions_);
     uint64_t top = cd;
     for (int w = 0; w < nthreads; w++) {
       recovered_versions_ += committed[size_t(w)];

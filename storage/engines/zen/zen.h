@@ -66,6 +66,7 @@ constexpr uint64_t kLoadCts = 1;               // Tx-CTS of loaded tuples (each 
 constexpr uint64_t kMinEntriesPerRegion = 64;  // C_min per thread: a transaction's working set
 constexpr uint64_t kMinEntriesPerScanRegion = 320;  // the same with range scans (see Zen())
 constexpr double kSpaceWaitS = 5;                // reserve(): how long space may stay short
+constexpr size_t kSharePages = 8;              // recovery: pages of a region one thread scans at a time
 constexpr size_t kGcPerTxn = 64;               // garbage entries examined per transaction
 constexpr size_t kGarbageThreshold = 1 << 16;  // a longer queue means a long-running transaction
 constexpr uint64_t kIdleFenceAfter = 64;       // read-only commits before an unfenced LP is fenced
@@ -571,51 +572,83 @@ class Zen {
   // ... and stop counting here (the driver's phase is kDone; workers finish their transaction).
   void end_measure() { lrt_.end_measure(); }
 
+  // Algorithm 2 on every recovery thread, each step split into equal shares: regions' pages in
+  // shares of kSharePages (a region's shares scanned side by side, merged for its ts-commit),
+  // index and free-slot lists in slices. Only per-region and per-share work stays serial.
   RecoveryReport recover(int nthreads) {
     RecoveryReport rep;
     if (!pages_->loaded())
       throw std::runtime_error("NVM image holds no complete Zen database (power failed while loading)");
-    nthreads = std::max(1, nthreads);
+    const size_t n = size_t(std::max(1, nthreads)), nregions = regions_.size();
     // Each region's pages, tables in persist order so LP tuples are met early.
-    std::vector<std::vector<uint64_t>> rpages(regions_.size());
-    for (uint64_t i = 0; i < pages_->pages(); i++)
-      if (pages_->owner(i).used) rpages[pages_->owner(i).region].push_back(i);
-    for (auto& v : rpages)
-      std::stable_sort(v.begin(), v.end(), [&](uint64_t a, uint64_t b) {
-        return tables_[pages_->owner(a).table]->rank < tables_[pages_->owner(b).table]->rank;
+    std::vector<std::vector<uint64_t>> rpages(nregions);
+    {
+      std::vector<std::vector<std::vector<uint64_t>>> part(n, std::vector<std::vector<uint64_t>>(nregions));
+      const uint64_t npages = pages_->pages();
+      parallel(int(n), [&](int w) {
+        for (uint64_t i = npages * uint64_t(w) / n; i < npages * uint64_t(w + 1) / n; i++)
+          if (pages_->owner(i).used) part[size_t(w)][pages_->owner(i).region].push_back(i);
       });
+      parallel(int(n), [&](int w) {
+        for (size_t r = size_t(w); r < nregions; r += n) {
+          for (auto& p : part) rpages[r].insert(rpages[r].end(), p[r].begin(), p[r].end());
+          std::stable_sort(rpages[r].begin(), rpages[r].end(), [&](uint64_t a, uint64_t b) {
+            return tables_[pages_->owner(a).table]->rank < tables_[pages_->owner(b).table]->rank;
+          });
+        }
+      });
+    }
     rep.lap("read_page_table");
 
-    std::vector<ScanResult> res(regions_.size());
-    std::vector<std::vector<char*>> freed;
-    freed.resize(size_t(nthreads));
-    std::atomic<size_t> next{0};
-    parallel(nthreads, [&](int w) {
-      auto put_free = [&](NvmTuple* t) { freed[size_t(w)].push_back(reinterpret_cast<char*>(t)); };
-      auto index_gc = [&](NvmTuple* t) {
-        if (t->table() >= tables_.size() || t->table() != pages_->table_of(t))
-          throw std::runtime_error("zen recovery: NVM-tuple names a table its page does not belong to");
-        update_index_gc(*tables_[t->table()]->index, t, put_free);
-      };
-      for (size_t r; (r = next.fetch_add(1)) < regions_.size();) {
-        auto each = [&](auto&& f) {
-          for (uint64_t p : rpages[r]) {
-            uint32_t stride = slot_bytes(tables_[pages_->owner(p).table]->len);
-            char* base = pages_->page(p);
-            for (uint64_t s = 0; s + stride <= kPageBytes; s += stride) f(base + s);
-          }
+    // Lines 8-25 over (region, share) items taken in turn by every thread.
+    std::vector<std::vector<ScanShare>> shares(nregions);
+    std::vector<std::pair<size_t, size_t>> items;
+    for (size_t r = 0; r < nregions; r++) {
+      shares[r].resize((rpages[r].size() + kSharePages - 1) / kSharePages);
+      for (size_t i = 0; i < shares[r].size(); i++) items.push_back({r, i});
+    }
+    std::vector<std::vector<char*>> freed(n);
+    std::vector<std::vector<NvmTuple*>> tombs(n);  // committed tombstones: dropped below if newest
+    std::vector<uint64_t> keys(n);                 // keys entered into the indexes
+    auto on_items = [&](auto&& f) {
+      std::atomic<size_t> next{0};
+      parallel(int(n), [&](int w) {
+        auto put_free = [&](NvmTuple* t) { freed[size_t(w)].push_back(reinterpret_cast<char*>(t)); };
+        auto index_gc = [&](NvmTuple* t) {
+          if (t->table() >= tables_.size() || t->table() != pages_->table_of(t))
+            throw std::runtime_error("zen recovery: NVM-tuple names a table its page does not belong to");
+          keys[size_t(w)] += update_index_gc(*tables_[t->table()]->index, t, put_free);
+          if (t->deleted()) tombs[size_t(w)].push_back(t);
         };
-        res[r] = scan_region(each, index_gc, put_free);
-      }
+        for (size_t k; (k = next.fetch_add(1)) < items.size();) f(items[k].first, items[k].second, index_gc, put_free);
+        dev::fence();  // line 25 (the discarded slots' flushes)
+      });
+    };
+    on_items([&](size_t r, size_t i, auto& index_gc, auto& put_free) {
+      auto each = [&](auto&& f) {
+        for (size_t j = i * kSharePages; j < std::min(rpages[r].size(), (i + 1) * kSharePages); j++) {
+          uint64_t p = rpages[r][j];
+          uint32_t stride = slot_bytes(tables_[pages_->owner(p).table]->len);
+          char* base = pages_->page(p);
+          for (uint64_t s = 0; s + stride <= kPageBytes; s += stride) f(base + s);
+        }
+      };
+      scan_share(shares[r][i], each, index_gc, put_free);
+    });
+    std::vector<uint64_t> ts_commit(nregions);
+    for (size_t r = 0; r < nregions; r++) ts_commit[r] = merge_shares(shares[r]).ts_commit;
+    on_items([&](size_t r, size_t i, auto& index_gc, auto& put_free) {
+      resolve_pending(shares[r][i], ts_commit[r], index_gc, put_free);
     });
     rep.lap("scan_regions_rebuild_indexes");
 
     uint64_t max_cts = kLoadCts;
     std::unordered_set<char*> lp_slots;
-    for (size_t r = 0; r < regions_.size(); r++) {
-      max_cts = std::max(max_cts, res[r].max_cts);
-      rep.replayed += res[r].committed;
-      if (char* s = res[r].lp_slot) {
+    for (size_t r = 0; r < nregions; r++) {
+      ScanResult m = merge_shares(shares[r]);
+      max_cts = std::max(max_cts, m.max_cts);
+      rep.replayed += m.committed;
+      if (char* s = m.lp_slot) {
         regions_[r]->set_lp(pages_->table_of(s), s);
         lp_slots.insert(s);
       }
@@ -623,8 +656,8 @@ class Zen {
     // Deletes: every older version of a key whose newest version is a tombstone is invalidated
     // (Tx-CTS 0) and fenced before the tombstone is freed, so no later recovery resurrects it.
     // A region's LP tuple must keep its Tx-CTS (it sets ts-commit): its key's tombstone stays.
-    std::vector<std::vector<NvmTuple*>> keep{size_t(nthreads)};
-    parallel(nthreads, [&](int w) {
+    std::vector<std::vector<NvmTuple*>> keep(n);
+    parallel(int(n), [&](int w) {
       for (char* s : freed[size_t(w)]) {
         NvmTuple* t = NvmTuple::at(s);
         if (t->empty() || t->deleted() || t->table() >= tables_.size()) continue;
@@ -636,25 +669,37 @@ class Zen {
       }
       dev::fence();
     });
+    rep.lap("invalidate_deleted");
+
+    // The newest versions that are tombstones leave the index (those of LP keys wait as
+    // garbage); what stays are the rows.
     std::unordered_set<NvmTuple*> held;
     for (auto& k : keep) held.insert(k.begin(), k.end());
-    for (uint32_t ti = 0; ti < tables_.size(); ti++) {
-      Table& t = *tables_[ti];
-      std::vector<std::pair<uint64_t, char*>> dead;
-      t.index->for_each([&](uint64_t key, uint64_t v) {
-        if (NvmTuple::at(nvm_of(v))->deleted()) dead.push_back({key, nvm_of(v)});
-      });
-      for (auto& [key, s] : dead) {
-        t.index->remove(key);
-        if (held.count(NvmTuple::at(s))) threads_[0].tombstones.push_back({s, ti, NvmTuple::at(s)->cts()});
-        else freed[0].push_back(s);
+    std::vector<std::vector<Garbage>> waiting(n);
+    std::vector<uint64_t> dropped(n);
+    parallel(int(n), [&](int w) {
+      for (NvmTuple* t : tombs[size_t(w)]) {
+        HashIndex& index = *tables_[t->table()]->index;
+        char* s = reinterpret_cast<char*>(t);
+        if (index.lookup(t->key()) != nvm_value(s)) continue;  // a newer version won
+        index.remove(t->key());
+        dropped[size_t(w)]++;
+        if (held.count(t)) waiting[size_t(w)].push_back({s, t->table(), t->cts()});
+        else freed[size_t(w)].push_back(s);
       }
-      if (t.ordered) t.index->for_each([&](uint64_t key, uint64_t) { t.ordered->insert(key); });
+    });
+    for (size_t w = 0; w < n; w++) {
+      rep.rows += keys[w] - dropped[w];
+      threads_[0].tombstones.insert(threads_[0].tombstones.end(), waiting[w].begin(), waiting[w].end());
     }
-    for (auto& v : freed)
-      for (char* s : v) regions_[pages_->region_of(s)]->put(pages_->table_of(s), s, true);
+    rep.lap("drop_tombstones");
+
+    for (auto& t : tables_)
+      if (t->ordered) t->ordered->rebuild_from(*t->index, int(n));
+    rep.lap("rebuild_ordered_indexes");
+
+    put_free_by_region(int(n), freed, *pages_, regions_);
     counter_.store(max_cts + 1);
-    for (auto& t : tables_) t->index->for_each([&](uint64_t, uint64_t) { rep.rows++; });
     rep.lap("rebuild_free_lists");
     return rep;
   }

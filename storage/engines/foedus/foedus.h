@@ -975,7 +975,7 @@ class Foedus {
           return false;
         }
         if (!(v = t.install(l.parent, key, np, *pool_))) continue;  // the parent split: again
-        l.version = tp::ver(v);
+        l.version = tp::ver(v) & ~tp::kLocked;
         if (l.version & tp::kMoved) continue;
       }
       int64_t s = tp::find(v, key, slot);

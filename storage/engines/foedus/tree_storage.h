@@ -309,7 +309,8 @@ class TreeStorage {
   }
   template <class F>
   static bool visit_leaf(Leaf l, uint64_t lo, uint64_t hi, bool reverse, F& f) {
-    if (l.v && ((l.version = tp::ver(l.v)) & tp::kMoved))
+    // (A lock alone changes nothing a reader relies on; what the holder changes bumps the counter.)
+    if (l.v && ((l.version = tp::ver(l.v) & ~tp::kLocked) & tp::kMoved))
       return twins(l.v, lo, hi, reverse, [&](Page* q, uint64_t a, uint64_t b) {
         return visit_leaf(Leaf{nullptr, 0, nullptr, q, 0, 0, tp::low(q), tp::high(q)}, a, b, reverse, f);
       });

@@ -174,7 +174,7 @@ class TxnManager {
 
   void abort() {
     // FOEDUS: a tree split waits for the locks of the records it moves, and undoing an insert
-    // the split moved waits for the split's latch, so its locks go first (its OCC readers see an
+    // the split moved waits for the split to finish, so its locks go first (its OCC readers see an
     // insert's record as absent until the undo either way). Elsewhere the undo comes first: a
     // lock-based reader must not find an unlocked record of an aborted insert.
     constexpr bool release_first = requires { requires Engine::kReleaseBeforeUndoInsert; };

@@ -2,10 +2,12 @@
 // page geometry and its errors, the snapshot cache's CLOCK, the pointer set, OCC under
 // concurrency while the gleaner runs, the gleaner's drop of unmodified volatile pages, restart
 // from the logs (7.7), images of other engines refused, and the ordered tree: splits, scans,
-// phantoms caught by the node set, its snapshot and restart, paired inserts under concurrency.
+// phantoms caught by the node set, its snapshot and restart, paired inserts under concurrency,
+// and striped inserts, deletes and scans of many threads checked against a reference.
 // (Its inserts, deletes and TPC-C also run in test_insert_delete.cpp and test_tpcc.cpp.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <random>
@@ -644,12 +646,13 @@ TEST(FoedusTree, ConcurrentPairedInsertsAndDeletesScanWithoutPhantoms) {
   TreeDb db(p.str(), tree_tables(), "unit-test ordered", small(0, 4));
   db.eng->after_load();  // empty
   db.eng->start();
-  std::atomic<bool> done{false};
+  std::atomic<bool> done{false}, reading{false};
   std::atomic<int> bad{0}, scans{0};
   std::vector<std::thread> ts;
   for (int t = 0; t < 3; t++)
     ts.emplace_back([&, t] {
       TreeMgr m(*db.eng, t);
+      while (!reading.load()) std::this_thread::yield();  // without a latch the writers are quick
       std::mt19937_64 r(uint64_t(t) + 7);
       for (int i = 0; i < 600; i++) {
         uint64_t k = r() % 2000;
@@ -665,6 +668,7 @@ TEST(FoedusTree, ConcurrentPairedInsertsAndDeletesScanWithoutPhantoms) {
     });
   ts.emplace_back([&] {
     TreeMgr m(*db.eng, 3);
+    reading = true;
     while (!done.load()) {
       size_t lo = 0, hi = 0;
       m.begin();
@@ -692,6 +696,99 @@ TEST(FoedusTree, ConcurrentPairedInsertsAndDeletesScanWithoutPhantoms) {
   EXPECT_EQ(lo * 2, keys.size());
   EXPECT_EQ(db.eng->check()["violations"].get<uint64_t>(), 0u) << db.eng->check().dump();
   EXPECT_GT(db.eng->stats()["ordered_trees"]["ordered"]["splits"].get<uint64_t>(), 10u);
+}
+
+// The tree without a latch: 4 writers insert, delete and reinsert keys of their own stripes
+// (even keys; writer t has those with k / 2 % 4 == t) at 512 B pages, so leaves and interior
+// pages split all the time, while 2 readers scan both ways and look keys up, with the gleaner
+// dropping and the writers reinstalling leaves. Every scan (committed or not) returns keys in
+// order, each once, only even ones; every writer finds its own committed keys; at the end the
+// tree holds exactly the union of the writers' references.
+TEST(FoedusTree, ConcurrentStripedInsertsDeletesAndScansMatchTheReference) {
+  TempPath p("foedus-tree-stripes");
+  TreeDb db(p.str(), tree_tables(), "unit-test ordered", small(0, 6));
+  db.eng->after_load();  // empty
+  db.eng->start();
+  constexpr int kWriters = 4;
+  constexpr uint64_t kKeys = 2400;  // keys 0..kKeys-1, the even ones inserted
+  std::atomic<int> writers{kWriters}, readers{0}, bad_scans{0}, lost{0};
+  std::atomic<uint64_t> scans{0};
+  std::vector<std::vector<uint64_t>> ref(kWriters);
+  auto retry = [](TreeMgr& m, auto&& body) {
+    for (;;) {
+      m.begin();
+      int r = body();
+      if (r < 0) {
+        m.abort();
+        std::this_thread::yield();
+        continue;
+      }
+      if (m.commit()) return r == 1;
+      std::this_thread::yield();
+    }
+  };
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kWriters; t++)
+    ts.emplace_back([&, t] {
+      TreeMgr m(*db.eng, t);
+      while (readers.load() < 2) std::this_thread::yield();  // the writers are quick
+      std::vector<uint64_t> mine;
+      for (uint64_t k = uint64_t(t) * 2; k < kKeys; k += 2 * kWriters) mine.push_back(k);
+      std::shuffle(mine.begin(), mine.end(), std::mt19937_64(uint64_t(t) + 11));
+      std::vector<bool> in(kKeys, false);
+      for (size_t i = 0; i < mine.size(); i++) {
+        uint64_t k = mine[i];
+        // Insert (1: new), then check it is there; every third key is deleted again and every
+        // ninth inserted once more (it claims its tombstone, or finds a fresh leaf after a split).
+        retry(m, [&] { return m.insert(0, k) ? 1 : -1; });
+        in[k] = true;
+        if (!retry(m, [&] { return m.read(0, k) ? 1 : 0; })) lost++;
+        if (i % 3 == 0) {
+          retry(m, [&] { return m.remove(0, k) ? 1 : -1; });
+          in[k] = false;
+          if (i % 9 == 0) {
+            retry(m, [&] { return m.insert(0, k) ? 1 : -1; });
+            in[k] = true;
+          }
+        }
+      }
+      for (uint64_t k = 0; k < kKeys; k++)
+        if (in[k]) ref[size_t(t)].push_back(k);
+      writers--;
+    });
+  for (int r = 0; r < 2; r++)
+    ts.emplace_back([&, r] {
+      TreeMgr m(*db.eng, kWriters + r);
+      std::mt19937_64 rng(uint64_t(r) + 3);
+      readers++;
+      for (bool rev = false; writers.load() > 0; rev = !rev) {
+        uint64_t lo = rng() % kKeys, hi = lo + rng() % 200;
+        std::vector<uint64_t> keys;
+        m.begin();
+        bool ok = m.scan(0, lo, hi, 10000, [&](uint64_t k, const char*) { return keys.push_back(k), true; }, rev);
+        (void)m.read(0, rng() % kKeys);  // a lookup too, found or not
+        for (size_t i = 0; i < keys.size(); i++)
+          if (keys[i] % 2 || keys[i] < lo || keys[i] > hi ||
+              (i > 0 && (rev ? keys[i] >= keys[i - 1] : keys[i] <= keys[i - 1])))
+            bad_scans++;
+        if (!ok) m.abort();
+        else if (m.commit()) scans++;
+      }
+    });
+  for (auto& th : ts) th.join();
+  db.eng->stop();
+  EXPECT_EQ(bad_scans.load(), 0) << "a scan returned keys out of order, twice or never inserted";
+  EXPECT_EQ(lost.load(), 0) << "a writer did not find its own committed insert";
+  EXPECT_GT(scans.load(), 0u);
+  std::vector<uint64_t> all;
+  for (auto& r : ref) all.insert(all.end(), r.begin(), r.end());
+  std::sort(all.begin(), all.end());
+  TreeMgr m(*db.eng, 0);
+  EXPECT_EQ(tree_scan(m, 0, kKeys), all);
+  std::vector<uint64_t> down(all.rbegin(), all.rend());
+  EXPECT_EQ(tree_scan(m, 0, kKeys, 100000, true), down);
+  EXPECT_EQ(db.eng->check()["violations"].get<uint64_t>(), 0u) << db.eng->check().dump();
+  EXPECT_GT(db.eng->stats()["ordered_trees"]["ordered"]["splits"].get<uint64_t>(), 100u);
 }
 
 // An image of another engine is refused by name.

@@ -51,7 +51,7 @@ class Foedus {
   template <class C>
   static constexpr bool supports = needs_foedus<C>;
   // An aborting transaction releases its locks before it undoes its inserts (TxnManager::abort):
-  // a split holding the tree's latch may be waiting for one of them.
+  // a split holding a leaf's lock may be waiting for one of them.
   static constexpr bool kReleaseBeforeUndoInsert = true;
   static constexpr uint64_t kLogBufferBytes = 256ull << 10;  // per worker, DRAM
   // The gleaner runs when the volatile pool is this full (DRAM pressure).
@@ -395,10 +395,9 @@ class Foedus {
   // inserted (or no DRAM page: th.refusal says so).
   bool insert(Thread& th, uint32_t table, uint64_t key, RowRef& ref) {
     TreeStorage& t = tree(table, "inserts");
-    std::unique_lock g(t.latch);
     Page* leaf = nullptr;
     uint64_t before = 0;
-    TreeStorage::Insert r = t.insert(key, *pool_, [&](DualPointer& d) { return install(th, d); }, ref, leaf, before,
+    TreeStorage::Insert r = t.insert(key, *pool_, [&](SnapshotPtr sp) { return copy_page(th, sp); }, ref, leaf, before,
                                      snapshot_epoch_.load(std::memory_order_acquire));
     if (r == TreeStorage::Insert::NoPage) {
       refuse(th);
@@ -699,11 +698,9 @@ class Foedus {
         }
       }
       if (expect != kInfKey) fail(name + ": the snapshot leaves stop at key " + std::to_string(expect));
-      std::shared_lock g(ordered_[i]->latch);
-      ordered_[i]->visit(0, kInfKey, false, [&](Page* parent, uint64_t e, uint64_t lo, uint64_t) {
-        const DualPointer* d = tp::entry(parent, e);
-        Page* v = d->volatile_page.load();
-        if (!v && !d->snapshot_page.load()) fail(name + ": leaf pointer at key " + std::to_string(lo) + " leads nowhere");
+      ordered_[i]->visit(0, kInfKey, false, [&](const TreeStorage::Leaf& l) {
+        Page* v = l.v;
+        if (!v && !l.sp) fail(name + ": leaf pointer at key " + std::to_string(l.low) + " leads nowhere");
         if (v)
           for (uint64_t j = 0; j < tp::count(v); j++)
             if (tp::tid(v, j, t.g.slot)->load() & (kTidLock | kTidInserting | kTidMoved))
@@ -892,18 +889,23 @@ class Foedus {
 
   // Install a volatile page at `d`, a copy of its snapshot page; a racing installer may win.
   Page* install(Thread& th, DualPointer& d) {
-    Page* np = pool_->take();
-    if (!np) {
-      wake_gleaner();
-      return nullptr;
-    }
-    SnapshotPtr sp = d.snapshot_page.load(std::memory_order_acquire);
-    with_snapshot_page(th, sp, [&](const Page* p) { memcpy(static_cast<void*>(np), p, ps_); });
+    Page* np = copy_page(th, d.snapshot_page.load(std::memory_order_acquire));
+    if (!np) return nullptr;
     Page* expected = nullptr;
     if (!d.volatile_page.compare_exchange_strong(expected, np, std::memory_order_acq_rel)) {
       pool_->give(np);
       return expected;
     }
+    return np;
+  }
+  // A fresh volatile page holding a copy of snapshot page sp (null: the pool is empty).
+  Page* copy_page(Thread& th, SnapshotPtr sp) {
+    Page* np = pool_->take();
+    if (!np) {
+      wake_gleaner();
+      return nullptr;
+    }
+    with_snapshot_page(th, sp, [&](const Page* p) { memcpy(static_cast<void*>(np), p, ps_); });
     th.installs++;
     if (pool_->fill() > kPressure) wake_gleaner();
     return np;
@@ -932,12 +934,18 @@ class Foedus {
   // The current copy of a moved record (false: none, the split left it behind).
   bool relocate(Access& a) {
     TreeStorage& t = tree(a.table, "moved records");
-    std::shared_lock g(t.latch);
-    Page* v = t.leaf_ptr(a.key)->volatile_page.load(std::memory_order_acquire);
-    int64_t s = v ? tp::find(v, a.key, t.g.slot) : -1;
-    if (s < 0) return false;
-    a.row = RowRef{tp::payload(v, uint64_t(s), t.g.slot), tp::tid(v, uint64_t(s), t.g.slot), v};
-    return true;
+    for (;;) {
+      Page* v = t.find(a.key).v;
+      int64_t s = v ? tp::find(v, a.key, t.g.slot) : -1;
+      if (s < 0) return false;
+      std::atomic<uint64_t>* w = tp::tid(v, uint64_t(s), t.g.slot);
+      if (w->load(std::memory_order_acquire) & kTidMoved) {  // a split still copying it (we hold no lock)
+        std::this_thread::yield();
+        continue;
+      }
+      a.row = RowRef{tp::payload(v, uint64_t(s), t.g.slot), w, v};
+      return true;
+    }
   }
 
   // No volatile page for this transaction: its retry waits for the gleaner's next drop pass.
@@ -956,52 +964,56 @@ class Foedus {
   // A point lookup in an ordered tree (see lookup()). A lookup that finds no key puts the leaf
   // into the node set (a volatile leaf's version; a snapshot leaf's parent version and pointer).
   bool tree_lookup(Thread& th, TreeStorage& t, uint64_t key, RowRef& ref, bool for_write) {
-    std::shared_lock g(t.latch);
-    Page* parent = nullptr;
-    DualPointer* d = t.leaf_ptr(key, &parent);
-    dev::read(d, sizeof *d);
-    Page* v = d->volatile_page.load(std::memory_order_acquire);
     const uint32_t slot = t.g.slot;
-    if (!v) {
-      if (!for_write) {
-        th.node_set.push_back({tp::version(parent), tp::version(parent)->load(std::memory_order_acquire)});
-        char* copy = th.copy_space(t.g.len);
-        bool found = false;
-        with_snapshot_page(th, d->snapshot_page.load(std::memory_order_acquire), [&](const Page* p) {
-          int64_t s = tp::find_sorted(p, key, slot);
-          if (s >= 0) memcpy(copy, tp::payload(p, uint64_t(s), slot), t.g.len), found = true;
-        });
-        th.snapshot_reads++;
-        if (!found) {
-          th.scan_ptrs.push_back(d);
+    for (;;) {
+      TreeStorage::Leaf l = t.find(key);
+      if (l.d) dev::read(l.d, sizeof *l.d);
+      Page* v = l.v;
+      if (!v) {
+        if (!for_write) {
+          th.node_set.push_back({tp::version(l.parent), l.parent_version});
+          char* copy = th.copy_space(t.g.len);
+          bool found = false;
+          with_snapshot_page(th, l.sp, [&](const Page* p) {
+            int64_t s = tp::find_sorted(p, key, slot);
+            if (s >= 0) memcpy(copy, tp::payload(p, uint64_t(s), slot), t.g.len), found = true;
+          });
+          th.snapshot_reads++;
+          if (!found) {
+            th.scan_ptrs.push_back(l.d);
+            return false;
+          }
+          ref = RowRef{copy, nullptr, l.d};  // the CC watches d (its pointer set)
+          return true;
+        }
+        Page* np = copy_page(th, l.sp);
+        if (!np) {
+          refuse(th);
           return false;
         }
-        ref = RowRef{copy, nullptr, d};  // the CC watches d (its pointer set)
-        return true;
+        if (!(v = t.install(l.parent, key, np, *pool_))) continue;  // the parent split: again
+        l.version = tp::ver(v) & ~tp::kLocked;
+        if (l.version & tp::kMoved) continue;
       }
-      if (!(v = install(th, *d))) {
-        refuse(th);
+      int64_t s = tp::find(v, key, slot);
+      // A committed delete's tombstone, or an insert not committed: not there, and its word goes
+      // into the node set (an insert's commit, or a claim of the tombstone, changes it).
+      if (s >= 0) {
+        std::atomic<uint64_t>* w = tp::tid(v, uint64_t(s), slot);
+        uint64_t cur = w->load(std::memory_order_acquire);
+        if (cur & kTidAbsent) {
+          th.node_set.push_back({w, cur});
+          s = -1;
+        }
+      }
+      if (s < 0) {
+        th.node_set.push_back({tp::version(v), l.version});  // read before the records
         return false;
       }
+      ref = RowRef{tp::payload(v, uint64_t(s), slot), tp::tid(v, uint64_t(s), slot), v};
+      th.volatile_reads++;
+      return true;
     }
-    int64_t s = tp::find(v, key, slot);
-    // A committed delete's tombstone, or an insert not committed: not there, and its word goes
-    // into the node set (an insert's commit, or a claim of the tombstone, changes it).
-    if (s >= 0) {
-      std::atomic<uint64_t>* w = tp::tid(v, uint64_t(s), slot);
-      uint64_t cur = w->load(std::memory_order_acquire);
-      if (cur & kTidAbsent) {
-        th.node_set.push_back({w, cur});
-        s = -1;
-      }
-    }
-    if (s < 0) {
-      th.node_set.push_back({tp::version(v), tp::version(v)->load(std::memory_order_acquire)});
-      return false;
-    }
-    ref = RowRef{tp::payload(v, uint64_t(s), slot), tp::tid(v, uint64_t(s), slot), v};
-    th.volatile_reads++;
-    return true;
   }
 
   void scan(Thread* th, uint32_t table, uint64_t lo, uint64_t hi, size_t limit, std::vector<uint64_t>& out, bool reverse) {
@@ -1009,15 +1021,14 @@ class Foedus {
     if (lo > hi || limit == 0) return;
     TreeStorage& t = tree(table, "ordered scans");
     const uint32_t slot = t.g.slot;
-    std::shared_lock g(t.latch);
     std::vector<uint64_t> keys;
-    t.visit(lo, hi, reverse, [&](Page* parent, uint64_t i, uint64_t, uint64_t) {
-      DualPointer* d = tp::entry(parent, i);
+    t.visit(lo, hi, reverse, [&](const TreeStorage::Leaf& l) {
       keys.clear();
-      if (Page* v = d->volatile_page.load(std::memory_order_acquire)) {
-        if (th) th->node_set.push_back({tp::version(v), tp::version(v)->load(std::memory_order_acquire)});
-        dev::read(v, sizeof(PageHeader) + tp::count(v) * slot);
-        for (uint64_t j = 0, n = tp::count(v); j < n; j++) {
+      if (Page* v = l.v) {
+        if (th) th->node_set.push_back({tp::version(v), l.version});  // read before the records
+        uint64_t n = tp::count_acq(v);
+        dev::read(v, sizeof(PageHeader) + n * slot);
+        for (uint64_t j = 0; j < n; j++) {
           uint64_t k = tp::key(v, j, slot);
           if (k < lo || k > hi) continue;
           std::atomic<uint64_t>* word = tp::tid(v, j, slot);
@@ -1030,14 +1041,14 @@ class Foedus {
         }
       } else {
         if (th) {
-          th->node_set.push_back({tp::version(parent), tp::version(parent)->load(std::memory_order_acquire)});
-          th->scan_ptrs.push_back(d);
+          th->node_set.push_back({tp::version(l.parent), l.parent_version});
+          th->scan_ptrs.push_back(l.d);
         }
         auto collect = [&](const Page* p) {
           for (uint64_t j = 0, n = tp::count(p); j < n; j++)
             if (uint64_t k = tp::key(p, j, slot); k >= lo && k <= hi) keys.push_back(k);
         };
-        SnapshotPtr sp = d->snapshot_page.load(std::memory_order_acquire);
+        SnapshotPtr sp = l.sp;
         if (th) {
           with_snapshot_page(*th, sp, collect);
         } else {
@@ -1057,10 +1068,9 @@ class Foedus {
   }
 
   bool tree_read_current(TreeStorage& t, uint64_t key, char* out, uint64_t& version) {
-    std::shared_lock g(t.latch);
     const uint32_t slot = t.g.slot;
-    DualPointer* d = t.leaf_ptr(key);
-    if (Page* v = d->volatile_page.load()) {
+    TreeStorage::Leaf l = t.find(key);
+    if (Page* v = l.v) {
       int64_t s = tp::find(v, key, slot);
       if (s < 0) return false;
       uint64_t w = tp::tid(v, uint64_t(s), slot)->load();
@@ -1069,7 +1079,7 @@ class Foedus {
       version = w & kTidBits;
       return true;
     }
-    const Page* p = area_->page(snapshot_index(d->snapshot_page.load()));
+    const Page* p = area_->page(snapshot_index(l.sp));
     dev::read(p, ps_);
     int64_t s = tp::find_sorted(p, key, slot);
     if (s < 0) return false;
@@ -1081,18 +1091,20 @@ class Foedus {
   // 7.5 for an ordered tree (transactions paused): each leaf pointer whose range the new
   // snapshot has a leaf of gets that leaf as its snapshot half, and its volatile leaf is dropped
   // when no record in it is locked, being inserted or above the snapshot's epoch; a volatile
-  // leaf of another range (split since) keeps no snapshot half. The pages splits replaced are
-  // freed (no transaction runs, so none holds them).
+  // leaf of another range (split since) keeps no snapshot half. Parents adopt foster twins left
+  // over first; a leaf still without a pointer of its own (no page for the adoption) stays. The
+  // pages splits replaced are freed (no transaction runs, so none holds them).
   void tree_install_walk(TreeStorage& t, const TreeSnapshot& s, uint64_t epoch, uint64_t& dropped) {
-    std::unique_lock g(t.latch);
+    t.settle(*pool_);
     std::unordered_map<uint64_t, const TreeLeaf*> by_low;
     for (const TreeLeaf& l : s.leaves) by_low[l.low] = &l;
     const uint32_t slot = t.g.slot;
-    t.visit(0, kInfKey, false, [&](Page* parent, uint64_t i, uint64_t lo, uint64_t hi) {
-      DualPointer* d = tp::entry(parent, i);
-      auto it = by_low.find(lo);
-      const TreeLeaf* m = it != by_low.end() && it->second->high == hi ? it->second : nullptr;
-      Page* v = d->volatile_page.load(std::memory_order_relaxed);
+    t.visit(0, kInfKey, false, [&](const TreeStorage::Leaf& l) {
+      DualPointer* d = l.d;
+      if (!d) return true;
+      auto it = by_low.find(l.low);
+      const TreeLeaf* m = it != by_low.end() && it->second->high == l.high ? it->second : nullptr;
+      Page* v = l.v;
       if (!v) {
         if (m) d->snapshot_page.store(m->ptr, std::memory_order_release);
         else unmatched_.fetch_add(1, std::memory_order_relaxed);  // check() reports it
@@ -1122,7 +1134,6 @@ class Foedus {
       memcpy(static_cast<void*>(s.root), src, ps_);
     }
     for (size_t i = 0; i < ordered_.size(); i++) {  // the interior, volatile, over snapshot leaves
-      std::unique_lock g(ordered_[i]->latch);
       ordered_[i]->build(tsnap_[i].leaves, *pool_);
     }
   }

@@ -572,15 +572,17 @@ class Foedus {
         tsnap_[i].bounds.clear();  // no volatile tree yet: leaves are cut by size only
       }
     });
-    std::vector<uint64_t> live;
-    for (auto& t : trees_)
-      for (auto& lv : t.ptrs)
-        for (SnapshotPtr x : lv) live.push_back(snapshot_index(x));
-    for (auto& t : tsnap_) {
-      for (auto& l : t.leaves) live.push_back(snapshot_index(l.ptr));
-      for (SnapshotPtr x : t.interior) live.push_back(snapshot_index(x));
-    }
-    area_->reset(sm.high_water, live, nthreads);
+    area_->reset(sm.high_water, nthreads, [&](int w, int n, auto&& mark) {
+      auto share = [&](size_t size, auto&& at) {  // the w-th of n runs of a list of snapshot pointers
+        for (size_t i = size * size_t(w) / size_t(n); i < size * size_t(w + 1) / size_t(n); i++) mark(snapshot_index(at(i)));
+      };
+      for (auto& t : trees_)
+        for (auto& lv : t.ptrs) share(lv.size(), [&](size_t i) { return lv[i]; });
+      for (auto& t : tsnap_) {
+        share(t.interior.size(), [&](size_t i) { return t.interior[i]; });
+        share(t.leaves.size(), [&](size_t i) { return t.leaves[i].ptr; });
+      }
+    });
     snapshot_id_ = sm.id;
     snapshot_epoch_ = sm.epoch;
     rep.lap("read_snapshot_tree");

@@ -48,16 +48,19 @@ class SnapshotArea {
     retired_.clear();
     std::sort(free_.begin(), free_.end());
   }
-  // Restart: pages below `high_water` that `live` (sorted or not) does not name are free, found
-  // on `nthreads` threads (each marks a share of `live`, then lists the free pages of a run).
-  void reset(uint64_t high_water, const std::vector<uint64_t>& live, int nthreads = 1) {
+  // Restart: pages below `high_water` that no thread marks live are free. On `nthreads`
+  // threads: each_live(w, n, mark) calls mark(page) for the w-th of n shares of the live pages,
+  // then each thread lists the free pages of one run.
+  template <class EachLive>
+  void reset(uint64_t high_water, int nthreads, EachLive&& each_live) {
     std::lock_guard g(mu_);
     high_water_ = std::max<uint64_t>(1, high_water);
     const size_t n = size_t(std::max(1, nthreads));
     std::vector<uint8_t> in_use(high_water_, 0);
     parallel(int(n), [&](int w) {
-      for (size_t i = live.size() * size_t(w) / n; i < live.size() * size_t(w + 1) / n; i++)
-        if (live[i] < high_water_) std::atomic_ref<uint8_t>(in_use[live[i]]).store(1, std::memory_order_relaxed);
+      each_live(w, int(n), [&](uint64_t page) {
+        if (page < high_water_) std::atomic_ref<uint8_t>(in_use[page]).store(1, std::memory_order_relaxed);
+      });
     });
     std::vector<std::vector<uint64_t>> part(n);
     parallel(int(n), [&](int w) {

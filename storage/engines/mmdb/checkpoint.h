@@ -49,14 +49,17 @@ class CheckpointReader {
  public:
   bool valid = false;
   uint64_t start_lsn(uint32_t log) const { return log < h_->nlogs ? h_->start_lsn[log] : 0; }
-  // Visit this worker's share (records tid, tid+nt, ...) of every table.
+  // Records of `table` (one per row slot the table had, in slot order).
+  uint64_t rows(uint32_t table) const { return table < h_->ntables ? h_->rows[table] : 0; }
+  // Visit this worker's share (the tid-th of nt runs of records) of every table: f(table, slot,
+  // key, version, image). Runs, not strides: no two threads write neighbouring rows.
   template <class F>
   void for_each(int tid, int nt, F&& f) const {
     for (uint32_t t = 0; t < h_->ntables; t++)
-      for (uint64_t i = uint64_t(tid); i < h_->rows[t]; i += uint64_t(nt)) {
+      for (uint64_t i = h_->rows[t] * uint64_t(tid) / uint64_t(nt); i < h_->rows[t] * uint64_t(tid + 1) / uint64_t(nt); i++) {
         auto* r = reinterpret_cast<const CkptRecord*>(slot_ + offset_[t] + i * rec_[t]);
         dev::read(r, rec_[t]);  // recovery's reads are charged like any other (issue 17)
-        f(t, r->key, r->version, reinterpret_cast<const char*>(r + 1));
+        f(t, i, r->key, r->version, reinterpret_cast<const char*>(r + 1));
       }
   }
 

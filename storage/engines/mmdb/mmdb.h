@@ -162,10 +162,11 @@ class Mmdb {
     load_row(th, table, key, image);
     if (Table& t = *tables_[table]; t.ordered) t.ordered->insert(key);
   }
-  // load() without the ordered index, which recovery rebuilds after on all its threads.
-  void load_row(Thread&, uint32_t table, uint64_t key, const char* image) {
+  // load() without the ordered index, which recovery rebuilds after on all its threads; recovery
+  // names the row's slot (its checkpoint record's), so its threads share no slot counter.
+  void load_row(Thread&, uint32_t table, uint64_t key, const char* image, uint64_t slot = kNoSlot) {
     Table& t = *tables_[table];
-    Row* r = new_row(t, key, kLive);
+    Row* r = slot == kNoSlot ? new_row(t, key, kLive) : row_at(t, slot, key, kLive);
     memcpy(r->data(), image, t.info.schema.tuple_size());
     dev::write(r, t.slot);
     if (!t.index->insert(key, reinterpret_cast<uint64_t>(r)))
@@ -356,11 +357,13 @@ class Mmdb {
       throw std::runtime_error("NVM image holds no complete MMDB checkpoint to recover from "
                                "(was the crashed run started with --checkpoint none?)");
     rep.lap("find_checkpoint");
-    // Load rows and rebuild indexes in parallel over the checkpoint's row records.
+    // Load rows and rebuild indexes in parallel over the checkpoint's row records, each record
+    // back into its row slot.
+    for (uint32_t ti = 0; ti < tables_.size(); ti++) tables_[ti]->next.store(rd.rows(ti));
     parallel(nthreads, [&](int tid) {
       Thread th;
-      rd.for_each(tid, nthreads, [&](uint32_t table, uint64_t key, uint64_t version, const char* img) {
-        load_row(th, table, key, img);
+      rd.for_each(tid, nthreads, [&](uint32_t table, uint64_t slot, uint64_t key, uint64_t version, const char* img) {
+        load_row(th, table, key, img, slot);
         Table& t = *tables_[table];
         Row* r = reinterpret_cast<Row*>(t.index->lookup(key));
         r->version.store(version & ~1ull, std::memory_order_relaxed);
@@ -455,8 +458,9 @@ class Mmdb {
   };
 
 
-  Row* new_row(Table& t, uint64_t key, uint32_t state) {
-    uint64_t i = t.next.fetch_add(1);
+  static constexpr uint64_t kNoSlot = ~0ull;
+  Row* new_row(Table& t, uint64_t key, uint32_t state) { return row_at(t, t.next.fetch_add(1), key, state); }
+  Row* row_at(Table& t, uint64_t i, uint64_t key, uint32_t state) {
     if (i >= t.info.capacity) throw std::runtime_error("table " + t.info.name + " is full");
     Row* r = t.row(i);
     new (r) Row();

@@ -615,6 +615,7 @@ class Wbl {
     });
     if (shared_head) throw std::runtime_error("wbl recovery: two tuples share a head, or a head id is out of range");
     for (uint64_t r : rows) rep.rows += r;
+    rep.lap("rebuild_heads");
     // Free heads below each table's top, highest first (each thread a slice, joined in order).
     for (uint32_t ti = 0; ti < tables_.size(); ti++) {
       Table& t = *tables_[ti];

@@ -104,8 +104,7 @@ TEST(ZenNvmTuple, HeaderEncoding) {
 // The NVM-tuple heap region of the paper's Figure 4, scanned in its order (left column, then
 // right): transactions 1000 and 1003 committed (LP on (101,1000) and (102,1003)); 1015 and 1016
 // did not.
-TEST(ZenRecovery, Figure4) {
-  Heap h(8);
+static void put_figure4(Heap& h) {
   h.put(0, true, 1000, false, 101, "X");
   h.put(1, false, 1000, false, 102, "Y");
   h.put(2, false, 1015, false, 103, "Z");
@@ -114,6 +113,11 @@ TEST(ZenRecovery, Figure4) {
   h.put(5, false, 1016, false, 102, "Bad Y''");
   h.put(6, false, 1003, false, 101, "X'");
   h.put(7, true, 1003, false, 102, "Y'");
+}
+
+TEST(ZenRecovery, Figure4) {
+  Heap h(8);
+  put_figure4(h);
   for (int round = 0; round < 2; round++) {  // a second run (a crash during recovery): same state
     dev::DramBudget dram(1 << 20);
     HashIndex index(16, dram, "index");
@@ -174,15 +178,8 @@ TEST(ZenRecovery, TuplesWithoutLpAreJudgedByTheLpTuple) {
 // may take them) decides every tuple as the single pass does: the region's ts-commit is the
 // largest of its shares', and what a share could not decide waits for it.
 TEST(ZenRecovery, ShareByShareScanDecidesAsOnePass) {
-  Heap h(8);  // Figure 4's region
-  h.put(0, true, 1000, false, 101, "X");
-  h.put(1, false, 1000, false, 102, "Y");
-  h.put(2, false, 1015, false, 103, "Z");
-  h.put(3, false, 1000, true, 104, "V");
-  h.put(4, false, 1016, false, 101, "X''");
-  h.put(5, false, 1016, false, 102, "Bad Y''");
-  h.put(6, false, 1003, false, 101, "X'");
-  h.put(7, true, 1003, false, 102, "Y'");
+  Heap h(8);
+  put_figure4(h);  // Figure 4's region
   dev::DramBudget dram(1 << 20);
   HashIndex index(16, dram, "index");
   std::vector<char*> freed;

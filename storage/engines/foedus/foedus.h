@@ -548,8 +548,8 @@ class Foedus {
     std::vector<uint64_t> lsn(nlogs_);
     for (uint32_t i = 0; i < nlogs_; i++) lsn[i] = mark ? mark->lsn[i] : sm.gleaned[i];
     rep.lap("read_metadata");
-    // The snapshot's page tables, from its interior pages, a level at a time, each level's pages
-    // on every thread; the ordered trees' interiors a tree per thread; every other page is free.
+    // The snapshot's page tables and the ordered trees' interiors, from their interior pages, a
+    // level at a time, each level's pages on every thread; every other page is free.
     const size_t nw = size_t(std::max(1, nthreads));
     for (auto& t : trees_) {
       t.ptrs.back()[0] = sm.root[t.id];
@@ -565,13 +565,10 @@ class Foedus {
         });
       }
     }
-    std::atomic<size_t> next{0};
-    parallel(int(std::min(nw, std::max<size_t>(1, tsnap_.size()))), [&](int) {
-      for (size_t i; (i = next.fetch_add(1)) < tsnap_.size();) {
-        read_tree_snapshot(tsnap_[i], *area_, sm.root[tsnap_[i].id]);
-        tsnap_[i].bounds.clear();  // no volatile tree yet: leaves are cut by size only
-      }
-    });
+    for (auto& t : tsnap_) {
+      read_tree_snapshot(t, *area_, sm.root[t.id], int(nw));
+      t.bounds.clear();  // no volatile tree yet: leaves are cut by size only
+    }
     area_->reset(sm.high_water, nthreads, [&](int w, int n, auto&& mark) {
       auto share = [&](size_t size, auto&& at) {  // the w-th of n runs of a list of snapshot pointers
         for (size_t i = size * size_t(w) / size_t(n); i < size * size_t(w + 1) / size_t(n); i++) mark(snapshot_index(at(i)));
@@ -607,7 +604,7 @@ class Foedus {
     g_epoch.store(epoch + 2);
     record(r, 0);
     rep.lap("glean_logs");
-    make_roots();  // no volatile pages but the roots
+    make_roots(int(nw));  // no volatile pages but the roots
     for (auto& s : storages_) rep.rows += s->shape.capacity;
     std::vector<uint64_t> rows(nw, 0);
     for (auto& t : tsnap_)  // the trees' rows: each snapshot leaf's count, from its header
@@ -1126,7 +1123,7 @@ class Foedus {
     t.free_retired(*pool_);
   }
 
-  void make_roots() {
+  void make_roots(int nthreads = 1) {
     for (size_t i = 0; i < storages_.size(); i++) {
       Storage& s = *storages_[i];
       if (s.root) pool_->give(s.root);  // (a restart after tests that ran)
@@ -1136,7 +1133,7 @@ class Foedus {
       memcpy(static_cast<void*>(s.root), src, ps_);
     }
     for (size_t i = 0; i < ordered_.size(); i++) {  // the interior, volatile, over snapshot leaves
-      ordered_[i]->build(tsnap_[i].leaves, *pool_);
+      ordered_[i]->build(tsnap_[i].leaves, *pool_, nthreads);
     }
   }
 

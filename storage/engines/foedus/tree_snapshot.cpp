@@ -5,6 +5,7 @@
 
 #include "storage/device/device.h"
 #include "storage/engines/foedus/epoch.h"
+#include "storage/parallel.h"
 
 namespace nvt::foedus {
 
@@ -102,28 +103,41 @@ uint64_t write_tree_interiors(TreeSnapshot& t, SnapshotArea& area, uint64_t epoc
   return t.interior.size();
 }
 
-namespace {
-void read_interior(TreeSnapshot& t, const SnapshotArea& area, SnapshotPtr sp) {
-  const Page* p = area.page(snapshot_index(sp));
-  dev::read(p, area.page_size());
-  t.interior.push_back(sp);
-  for (uint64_t i = 0; i < tp::count(p); i++) {
-    SnapshotPtr c = tp::entry(p, i)->snapshot_page.load(std::memory_order_relaxed);
-    if (p->hdr.level == 1) {
-      auto [lo, hi] = tp::range(p, i);
-      t.leaves.push_back({lo, hi, c});
-    } else {
-      read_interior(t, area, c);
-    }
-  }
-}
-}  // namespace
-
-void read_tree_snapshot(TreeSnapshot& t, const SnapshotArea& area, SnapshotPtr root) {
+void read_tree_snapshot(TreeSnapshot& t, const SnapshotArea& area, SnapshotPtr root, int nthreads) {
   t.leaves.clear();
   t.interior.clear();
   t.root = root;
-  read_interior(t, area, root);
+  // A level at a time, each level's pages in key order split into equal runs, one per thread;
+  // each run's children are appended in run order, so the next level (and the leaves) stay in
+  // key order.
+  const size_t nw = size_t(std::max(1, nthreads));
+  std::vector<SnapshotPtr> level{root};
+  while (!level.empty()) {
+    std::vector<std::vector<SnapshotPtr>> below(nw);
+    std::vector<std::vector<TreeLeaf>> leaves(nw);
+    parallel(int(std::min(nw, level.size())), [&](int w) {
+      const size_t n = std::min(nw, level.size());
+      for (size_t k = level.size() * size_t(w) / n; k < level.size() * size_t(w + 1) / n; k++) {
+        const Page* p = area.page(snapshot_index(level[k]));
+        dev::read(p, area.page_size());
+        for (uint64_t i = 0; i < tp::count(p); i++) {
+          SnapshotPtr c = tp::entry(p, i)->snapshot_page.load(std::memory_order_relaxed);
+          if (p->hdr.level == 1) {
+            auto [lo, hi] = tp::range(p, i);
+            leaves[size_t(w)].push_back({lo, hi, c});
+          } else {
+            below[size_t(w)].push_back(c);
+          }
+        }
+      }
+    });
+    t.interior.insert(t.interior.end(), level.begin(), level.end());
+    level.clear();
+    for (size_t w = 0; w < nw; w++) {
+      level.insert(level.end(), below[w].begin(), below[w].end());
+      t.leaves.insert(t.leaves.end(), leaves[w].begin(), leaves[w].end());
+    }
+  }
 }
 
 uint64_t merge_tree_leaf(const TreeSnapshot& t, const Page* old, const std::vector<TreeUpdate>& upd,

@@ -40,8 +40,8 @@ uint64_t write_tree_leaves(const TreeSnapshot& t, SnapshotArea& area, uint64_t l
 uint64_t write_tree_interiors(TreeSnapshot& t, SnapshotArea& area, uint64_t epoch, uint64_t snapshot_id);
 
 // Restart: t.leaves, t.interior and t.root from the snapshot tree under `root` (its interior
-// pages read, charged).
-void read_tree_snapshot(TreeSnapshot& t, const SnapshotArea& area, SnapshotPtr root);
+// pages read, charged), each level's pages on `nthreads` threads.
+void read_tree_snapshot(TreeSnapshot& t, const SnapshotArea& area, SnapshotPtr root, int nthreads = 1);
 
 // Merge the durable log's last writes `upd` (ascending keys, one per key; del: a delete) onto
 // the records of snapshot leaf `old` (may be null): a write replaces an older TID only (a restart

@@ -43,6 +43,7 @@
 #include "storage/engines/foedus/epoch.h"
 #include "storage/engines/foedus/tree_page.h"
 #include "storage/engines/foedus/volatile_pool.h"
+#include "storage/parallel.h"
 #include "storage/schema.h"
 
 namespace nvt::foedus {
@@ -190,8 +191,9 @@ class TreeStorage {
   }
 
   // A fresh volatile interior over the snapshot leaves `leaves` (load, restart): every volatile
-  // page of the tree (leaves and retired pages included) goes back to the pool first.
-  void build(const std::vector<TreeLeaf>& leaves, VolatilePool& pool) {
+  // page of the tree (leaves and retired pages included) goes back to the pool first. Each
+  // level's pages are filled on `nthreads` threads, each a run of them.
+  void build(const std::vector<TreeLeaf>& leaves, VolatilePool& pool, int nthreads = 1) {
     free_all(pool);
     uint64_t per = std::max<uint64_t>(2, g.fanout * 3 / 4);
     struct Child {
@@ -203,18 +205,30 @@ class TreeStorage {
     for (const TreeLeaf& l : leaves) level.push_back({l.low, l.high, nullptr, l.ptr});
     uint16_t lv = 1;
     do {
-      std::vector<Child> up;
-      for (size_t i = 0; i < level.size(); i += per) {
-        size_t n = std::min<size_t>(per, level.size() - i);
-        Page* p = take(pool);
-        tp::init(p, info.id, lv, level[i].low, level[i + n - 1].high);
-        for (size_t j = 0; j < n; j++) {
-          tp::ekey(p, j) = level[i + j].low;
-          tp::entry(p, j)->volatile_page.store(level[i + j].page, std::memory_order_relaxed);
-          tp::entry(p, j)->snapshot_page.store(level[i + j].ptr, std::memory_order_relaxed);
+      std::vector<Child> up((level.size() + per - 1) / per);
+      const size_t nw = std::min(up.size(), size_t(std::max(1, nthreads)));
+      std::atomic<bool> full{false};
+      parallel(int(nw), [&](int w) {
+        for (size_t k = up.size() * size_t(w) / nw; k < up.size() * size_t(w + 1) / nw; k++) {
+          const size_t i = k * per, n = std::min<size_t>(per, level.size() - i);
+          Page* p = pool.take();
+          if (!p) return full.store(true);
+          tp::init(p, info.id, lv, level[i].low, level[i + n - 1].high);
+          for (size_t j = 0; j < n; j++) {
+            tp::ekey(p, j) = level[i + j].low;
+            tp::entry(p, j)->volatile_page.store(level[i + j].page, std::memory_order_relaxed);
+            tp::entry(p, j)->snapshot_page.store(level[i + j].ptr, std::memory_order_relaxed);
+          }
+          tp::count(p) = n;
+          up[k] = {tp::low(p), tp::high(p), p, 0};
         }
-        tp::count(p) = n;
-        up.push_back({tp::low(p), tp::high(p), p, 0});
+      });
+      if (full) {
+        for (const Child& c : up)
+          if (c.page) pool.give(c.page);
+        for (const Child& c : level)
+          if (c.page) free_subtree(c.page, pool);
+        take(pool);  // the pool is empty: throws the budget error
       }
       level = std::move(up);
       lv++;

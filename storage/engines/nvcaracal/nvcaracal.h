@@ -511,52 +511,84 @@ class NvCaracal {
         for (uint64_t b : p.free_set()) recovered_free_.insert(b);
     rep.lap("restore_pools");
     std::atomic<uint64_t> nrows{0};
+    std::atomic<uint32_t> bad_table{0};
     // The blocks on any core's free list (a dropped insert goes to the list of the core that
     // dropped it, which may not own the block).
     std::unordered_set<uint64_t> freed;
     for (auto& p : row_pool_)
       for (uint64_t b : p.free_set()) freed.insert(b);
     // Every core's pool in runs of kRecoveryBlocks blocks, taken in turn by every recovery thread;
-    // each run keeps what it found to revert and to collect, handed to its core below.
+    // each run keeps the rows it found, what to revert and what to collect, handed to its core
+    // below. Rows then take their slots in run order (each run a range per table from a prefix
+    // sum, no shared counter) and enter the index, again a run at a time on every thread.
+    struct Found {
+      uint32_t table, len;
+      uint64_t key;
+      char* prow;
+      bool gc;
+    };
     struct Run {
       int core;
       uint64_t lo, hi;
+      std::vector<Found> found;
+      std::vector<uint64_t> base;  // per table: the run's first slot
       std::vector<std::pair<char*, RowHeader>> revert;
       std::vector<Row*> gc_now;
     };
     std::vector<Run> runs;
     for (int t = 0; t < threads_; t++)
       for (uint64_t lo = 0; lo < row_pool_[size_t(t)].bump(); lo += kRecoveryBlocks)
-        runs.push_back({t, lo, std::min(row_pool_[size_t(t)].bump(), lo + kRecoveryBlocks), {}, {}});
-    std::atomic<size_t> next{0};
-    parallel(std::max(1, threads), [&](int) {
-      for (size_t k; (k = next.fetch_add(1)) < runs.size();) {
-        Run& run = runs[k];
-        const int t = run.core;
-        BlockPool& p = row_pool_[size_t(t)];
-        for (uint64_t i = run.lo; i < run.hi; i++) {
-          char* prow = p.block(i);
-          if (freed.count((uint64_t(t) << kRefCoreShift) | i)) continue;
-          RowHeader hd;
-          dev::read(prow, sizeof hd);
-          memcpy(&hd, prow, sizeof hd);
-          if (hd.live != kLive || (!hd.sid[0] && !hd.sid[1])) continue;
-          // A row whose oldest version is the crashed epoch's was inserted by it: not a row.
-          if (hd.sid[0] && epoch_of(hd.sid[0]) > out.committed) continue;
-          bool fix = repair(hd);  // a crash inside a header change (eADR: store by store)
-          if (hd.sid[1] && epoch_of(hd.sid[1]) > out.committed) {  // the crashed epoch's version
-            hd.sid[1] = 0;
-            hd.ref[1] = 0;
-            fix = true;
-          }
-          if (fix) run.revert.push_back({prow, hd});
-          Row* r = add_row(hd.table, hd.key, prow, hd.len);
-          bool two = hd.sid[1] && epoch_of(hd.sid[1]) <= out.committed;
-          // A committed tombstone: the row reads as absent until the first major GC frees it.
-          if (two && (is_tombstone(hd.ref[1]) || !minor_gc_ || !is_inline(hd.ref[0])))
-            run.gc_now.push_back(r);
-          nrows++;
+        runs.push_back({t, lo, std::min(row_pool_[size_t(t)].bump(), lo + kRecoveryBlocks), {}, {}, {}, {}});
+    auto each_run = [&](auto&& f) {
+      std::atomic<size_t> next{0};
+      parallel(std::max(1, threads), [&](int) {
+        for (size_t k; (k = next.fetch_add(1)) < runs.size();) f(runs[k]);
+      });
+    };
+    each_run([&](Run& run) {
+      const int t = run.core;
+      BlockPool& p = row_pool_[size_t(t)];
+      run.base.assign(tables_.size(), 0);
+      for (uint64_t i = run.lo; i < run.hi; i++) {
+        char* prow = p.block(i);
+        if (freed.count((uint64_t(t) << kRefCoreShift) | i)) continue;
+        RowHeader hd;
+        dev::read(prow, sizeof hd);
+        memcpy(&hd, prow, sizeof hd);
+        if (hd.live != kLive || (!hd.sid[0] && !hd.sid[1])) continue;
+        // A row whose oldest version is the crashed epoch's was inserted by it: not a row.
+        if (hd.sid[0] && epoch_of(hd.sid[0]) > out.committed) continue;
+        bool fix = repair(hd);  // a crash inside a header change (eADR: store by store)
+        if (hd.sid[1] && epoch_of(hd.sid[1]) > out.committed) {  // the crashed epoch's version
+          hd.sid[1] = 0;
+          hd.ref[1] = 0;
+          fix = true;
         }
+        if (fix) run.revert.push_back({prow, hd});
+        if (hd.table >= tables_.size()) {  // not a row of this layout: reported after the scan
+          bad_table = hd.table;
+          continue;
+        }
+        bool two = hd.sid[1] && epoch_of(hd.sid[1]) <= out.committed;
+        // A committed tombstone: the row reads as absent until the first major GC frees it.
+        bool gc = two && (is_tombstone(hd.ref[1]) || !minor_gc_ || !is_inline(hd.ref[0]));
+        run.found.push_back({hd.table, hd.len, hd.key, prow, gc});
+        run.base[hd.table]++;
+      }
+    });
+    if (bad_table) throw std::runtime_error("NVCaracal: a row block names table " + std::to_string(bad_table.load()) + " of " + std::to_string(tables_.size()));
+    for (uint32_t tb = 0; tb < tables_.size(); tb++) {  // counts -> first slots, in run order
+      uint64_t next = slots_[tb]->load();
+      for (Run& run : runs) next += std::exchange(run.base[tb], next);
+      if (next > tables_[tb].capacity) throw std::runtime_error("table " + tables_[tb].name + " is full (" + std::to_string(tables_[tb].capacity) +
+                                 " rows; TPC-C: raise --tpcc-new-orders)");
+      slots_[tb]->store(next);
+    }
+    each_run([&](Run& run) {
+      for (const Found& f : run.found) {
+        Row* r = place_row(f.table, f.key, f.prow, f.len, run.base[f.table]++);
+        if (f.gc) run.gc_now.push_back(r);
+        nrows++;
       }
     });
     for (Run& run : runs) {  // in each core's block order, as one thread per core found them
@@ -795,6 +827,10 @@ class NvCaracal {
     uint64_t slot = slots_[table]->fetch_add(1);
     if (slot >= tables_[table].capacity) throw std::runtime_error("table " + tables_[table].name + " is full (" + std::to_string(tables_[table].capacity) +
                                " rows; TPC-C: raise --tpcc-new-orders)");
+    return place_row(table, key, prow, len, slot);
+  }
+  // The row in `slot` of its table's row table (taken by the caller), indexed.
+  Row* place_row(uint32_t table, uint64_t key, char* prow, uint32_t len, uint64_t slot) {
     Row* r = &rows_[table].first[slot];
     r->prow = prow;
     r->table = table;

@@ -108,22 +108,7 @@ class Foedus {
     // NVM: metadata, snapshot area, logs (as many as the image was made with).
     dev::Region meta = env.nvm.region("foedus.meta", (sizeof(MetaArea) + 4095) / 4096 * 4096, dev::RegionKind::Persistent);
     meta_ = reinterpret_cast<MetaArea*>(meta.base);
-    if (!meta.existed) {
-      memset(static_cast<void*>(meta_), 0, sizeof *meta_);
-      meta_->magic = MetaArea::kMagic;
-      meta_->nlogs = uint64_t(nthreads_);
-      meta_->page_size = o.page_size;
-      dev::persist(meta_, sizeof *meta_);
-    } else if (meta_->magic != MetaArea::kMagic) {
-      throw std::runtime_error("FOEDUS: the image's metadata is not FOEDUS's");
-    } else if (meta_->page_size != o.page_size) {
-      throw std::invalid_argument("FOEDUS: the image was made with --page-size " + std::to_string(meta_->page_size) +
-                                  ", not " + std::to_string(o.page_size));
-    }
-    nlogs_ = uint32_t(meta_->nlogs);
-    if (nlogs_ > kMaxLogs || nlogs_ == 0) throw std::runtime_error("FOEDUS: bad log count in the image");
-    if (uint32_t(nthreads_) > nlogs_ && meta.existed)
-      throw std::invalid_argument("FOEDUS: the image has logs for " + std::to_string(nlogs_) + " threads");
+    nlogs_ = open_meta(*meta_, meta.existed, nthreads_, o.page_size);
     area_ = std::make_unique<SnapshotArea>(
         env.nvm.region("foedus.snapshot", snapshot_pages(tables, o) * ps_, dev::RegionKind::Persistent), ps_);
     std::vector<dev::Region> files;
@@ -395,15 +380,7 @@ class Foedus {
     for (size_t i = 0; i < c.size(); i++) c[i] -= counts0_[i];
     uint64_t vr = c[0], sr = c[1], hits = c[2], misses = c[3], inst = c[4], miss_bytes = c[5];
     return {{"page_size", ps_},
-            {"snapshot_cache",
-             {{"enabled", cache_ != nullptr},
-              {"frames", cache_ ? cache_->frames() : 0},
-              {"bytes", cache_ ? cache_->bytes() : 0},
-              {"hits", hits},
-              {"misses", misses},
-              {"miss_nvm_read_bytes", miss_bytes},
-              {"bytes_read_per_miss", misses ? double(miss_bytes) / double(misses) : 0.0},
-              {"evictions", cache_ ? cache_->evictions() : 0}}},
+            {"snapshot_cache", snapshot_cache_stats(cache_.get(), hits, misses, miss_bytes)},
             // waits: transactions refused a volatile page that waited for the gleaner's next
             // drop pass; wait_s: the workers' time in those waits (the measured phase's).
             {"volatile_pages",
@@ -422,13 +399,7 @@ class Foedus {
               {"snapshot", snapshot_epoch_.load()},
               {"advanced", ls.advances},
               {"asked", ls.asked_advances}}},
-            {"log_writer",
-             {{"batches", ls.batches},
-              {"bytes", ls.bytes},
-              {"records", ls.records},
-              {"stalls", ls.stalls},
-              {"busy_s", ls.busy_s},
-              {"records_per_s", ls.busy_s > 0 ? double(ls.records) / ls.busy_s : 0.0}}},
+            {"log_writer", log_writer_stats(ls)},
             {"gleaner", lifetime_.json()},
             {"gleaner_measured", measured_.json()},
             {"ordered_trees", tree_stats(ordered_, tree_sizes_)},

@@ -7,7 +7,10 @@
 #include <cstdint>
 #include <cstddef>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
+#include "storage/device/device.h"
 #include "storage/engines/foedus/dual_pointer.h"
 
 namespace nvt::foedus {
@@ -69,5 +72,28 @@ struct MetaArea {
     return best;
   }
 };
+
+// The metadata region opened: a fresh image's initialized (as many logs as threads), an existing
+// one's checked against this run (its page size; no more threads than it has logs). Returns the
+// image's log count.
+inline uint32_t open_meta(MetaArea& m, bool existed, int nthreads, uint64_t page_size) {
+  if (!existed) {
+    memset(static_cast<void*>(&m), 0, sizeof m);
+    m.magic = MetaArea::kMagic;
+    m.nlogs = uint64_t(nthreads);
+    m.page_size = page_size;
+    dev::persist(&m, sizeof m);
+  } else if (m.magic != MetaArea::kMagic) {
+    throw std::runtime_error("FOEDUS: the image's metadata is not FOEDUS's");
+  } else if (m.page_size != page_size) {
+    throw std::invalid_argument("FOEDUS: the image was made with --page-size " + std::to_string(m.page_size) +
+                                ", not " + std::to_string(page_size));
+  }
+  const uint32_t nlogs = uint32_t(m.nlogs);
+  if (nlogs > kMaxLogs || nlogs == 0) throw std::runtime_error("FOEDUS: bad log count in the image");
+  if (uint32_t(nthreads) > nlogs && existed)
+    throw std::invalid_argument("FOEDUS: the image has logs for " + std::to_string(nlogs) + " threads");
+  return nlogs;
+}
 
 }  // namespace nvt::foedus

@@ -1,5 +1,6 @@
-// FOEDUS's counters for stats(): the workers' counters summed, the ordered trees', and the
-// gleaner's totals over its runs (each run's GleanResult, plus the install/drop pass's, 7.5), as JSON.
+// FOEDUS's counters for stats(): the workers' counters summed, the snapshot cache's, the log
+// writer's, the ordered trees', and the gleaner's totals over its runs (each run's GleanResult,
+// plus the install/drop pass's, 7.5), as JSON.
 #pragma once
 #include <algorithm>
 #include <array>
@@ -13,6 +14,8 @@
 
 #include "storage/device/device.h"
 #include "storage/engines/foedus/gleaner.h"
+#include "storage/engines/foedus/log_writer.h"
+#include "storage/engines/foedus/snapshot_cache.h"
 #include "storage/engines/foedus/tree_storage.h"
 #include "storage/engines/foedus/worker.h"
 
@@ -44,6 +47,28 @@ inline nlohmann::json tree_stats(const std::vector<std::unique_ptr<TreeStorage>>
                                 {"snapshot_leaves", i < sizes.size() ? sizes[i].first : 0},
                                 {"snapshot_interior_pages", i < sizes.size() ? sizes[i].second : 0}};
   return j;
+}
+
+// The snapshot cache (null: FOEDUS-NoSC) and the measured phase's hits and misses.
+inline nlohmann::json snapshot_cache_stats(const SnapshotCache* cache, uint64_t hits, uint64_t misses,
+                                           uint64_t miss_bytes) {
+  return {{"enabled", cache != nullptr},
+          {"frames", cache ? cache->frames() : 0},
+          {"bytes", cache ? cache->bytes() : 0},
+          {"hits", hits},
+          {"misses", misses},
+          {"miss_nvm_read_bytes", miss_bytes},
+          {"bytes_read_per_miss", misses ? double(miss_bytes) / double(misses) : 0.0},
+          {"evictions", cache ? cache->evictions() : 0}};
+}
+
+inline nlohmann::json log_writer_stats(const LogWriter::Stats& ls) {
+  return {{"batches", ls.batches},
+          {"bytes", ls.bytes},
+          {"records", ls.records},
+          {"stalls", ls.stalls},
+          {"busy_s", ls.busy_s},
+          {"records_per_s", ls.busy_s > 0 ? double(ls.records) / ls.busy_s : 0.0}};
 }
 
 struct GleanerTotals {

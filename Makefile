@@ -75,8 +75,11 @@ CORE_SRC := $(wildcard storage/*.cpp storage/device/*.cpp storage/engines/*/*.cp
             system/options.cpp system/host.cpp system/numa_host.cpp system/stats.cpp system/ack.cpp system/driver.cpp
 CORE_OBJ := $(patsubst %.cpp,$(COMMON)/%.o,$(CORE_SRC))
 
-.PHONY: all rundb pairs test unit unit-some e2e pytest crash bench clean asan tsan foedus foedus-unit nvcaracal
+.PHONY: all rundb common pairs test unit unit-some e2e pytest crash bench clean asan tsan foedus foedus-unit nvcaracal
 all rundb: $(BUILD)/rundb
+# The build mode's engine-independent objects alone (tests/e2e/test_build.sh builds them with
+# -j2 before the pairs, so no pair's own compile runs with a core idle).
+common: $(CORE_OBJ)
 
 $(BUILD)/rundb: $(CORE_OBJ) $(BUILD)/system/rundb.o
 	$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
@@ -134,13 +137,15 @@ crash:
 
 # The unit tests under ASan+UBSan; the multi-threaded ones under TSan. Seqlock-style optimistic
 # copies (Silo reads, fuzzy checkpoints) race by design and are suppressed in tests/tsan.supp.
+# Both run as two GoogleTest shards side by side (scripts/gtest_shards.sh), each with the hang
+# guard's limit: most tests use one thread, and one process left a core of CI's two idle.
 asan:
 	$(MAKE) SAN=asan OPT=-O1 $(TEST_BUILD)-asan/unit_tests
-	ASAN_OPTIONS=detect_leaks=1 $(call limited,1800,$(TEST_BUILD)-asan/unit_tests)
+	ASAN_OPTIONS=detect_leaks=1 bash scripts/gtest_shards.sh 1800 $(TEST_BUILD)-asan/unit_tests
 tsan:
 	$(MAKE) SAN=tsan OPT=-O1 $(TEST_BUILD)-tsan/unit_tests
 	TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp halt_on_error=1" \
-	  $(call limited,1200,$(TEST_BUILD)-tsan/unit_tests --gtest_filter='$(TSAN_FILTER)')
+	  bash scripts/gtest_shards.sh 1200 $(TEST_BUILD)-tsan/unit_tests --gtest_filter='$(TSAN_FILTER)'
 # TpccRun is left out: loading TPC-C under TSan takes minutes per pair; the inserts, deletes and
 # ordered index it exercises have concurrent tests of their own in the filter.
 TSAN_FILTER := *$(subst |,*:*,$(TSAN_WORDS))*:-$(TSAN_SKIP)*

@@ -26,6 +26,9 @@ fail() {
   exit 1
 }
 say() { echo "  $*" >&2; }
+# took NAME T0: `ok   NAME (N s)` for a part of a script that passed, N its seconds since T0
+# (bash's SECONDS), so the stage's ten slowest (scripts/slowest.py) name parts, not just scripts.
+took() { echo "ok   $1 ($((SECONDS - $2)) s)" >&2; }
 
 rundb_of() { echo "$ROOT/build/$1/rundb"; }
 

@@ -13,21 +13,24 @@ for cc in zen-mcsi mmdb-pgsi nvmvcc-silo; do
 done
 # Each pair's own build is one single-threaded compile (system/rundb.cpp); the engine-independent
 # objects are shared (build/common/, written to a temporary file and renamed, so concurrent
-# makes are safe). The first pair builds them with -j2, the rest build $(nproc) at a time.
+# makes are safe). They are built first with -j$(nproc), then the pairs $(nproc) at a time.
 build_pair() {
-  make --no-print-directory -j"$2" ENGINE="${1%%-*}" CC_ALG="${1#*-}" >"$TMP/build-$1.log" 2>&1 ||
+  make --no-print-directory ENGINE="${1%%-*}" CC_ALG="${1#*-}" >"$TMP/build-$1.log" 2>&1 ||
     { tail -30 "$TMP/build-$1.log" >&2; echo "FAIL: make for $1 failed" >&2; return 255; }
 }
 export -f build_pair
 export TMP
-build_pair "${EVERY[0]}" 2 || exit 1
-printf '%s\n' "${EVERY[@]:1}" | xargs -P "$(nproc)" -I{} bash -c 'build_pair {} 1' ||
+t0=$SECONDS
+make --no-print-directory -j"$(nproc)" common >"$TMP/build-common.log" 2>&1 ||
+  { tail -30 "$TMP/build-common.log" >&2; fail "make common failed"; }
+printf '%s\n' "${EVERY[@]}" | xargs -P "$(nproc)" -I{} bash -c 'build_pair {}' ||
   fail "a pair failed to build"
 for cc in "${EVERY[@]}"; do
   [[ -x "$(rundb_of "$cc")" ]] || fail "$(rundb_of "$cc") missing after building every pair"
 done
 cmp -s "$(rundb_of mmdb-no_wait)" "$(rundb_of mmdb-silo)" && fail "two pairs built the same binary"
 say "built ${#EVERY[@]} pairs: ${EVERY[*]}"
+took build-of-every-pair "$t0"
 
 # Every pair through a few power-failure rounds (scripts/torture.py; the long runs are
 # `make crash`): each must recover every acknowledged transaction, and the rounds must have
@@ -42,7 +45,7 @@ for cc in "${EVERY[@]}"; do
   say "torture $cc: $(json "$TMP/torture-$cc.json" \
     "f\"{d['crashed_rounds']}/{d['rounds']} rounds crashed after the load, {d['acked_txns_checked']} acked txns checked\"")"
 done
-say "torture of ${#EVERY[@]} pairs x $T_ROUNDS rounds: $((SECONDS - t0)) s"
+took "torture-of-every-pair-x$T_ROUNDS" "$t0"
 
 expect_error nonzero "ENGINE=nope" make --no-print-directory ENGINE=nope
 expect_error nonzero "CC_ALG=nope" make --no-print-directory ENGINE=mmdb CC_ALG=nope

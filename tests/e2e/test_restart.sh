@@ -5,6 +5,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 DELAYS=(1.0 1.6 2.4)
 for cc in "${PAIRS[@]}"; do
+  t0=$SECONDS
   bin="$(rundb_of "$cc")"
   for delay in "${DELAYS[@]}"; do
     dir="$TMP/$cc-$delay"
@@ -39,4 +40,5 @@ for cc in "${PAIRS[@]}"; do
         "$(json "$dir/rec1.json" "d['recovery']['replayed']") log entries replayed, 0 violations (twice)"
     rm -rf "$dir"
   done
+  took "restart-$cc" "$t0"
 done

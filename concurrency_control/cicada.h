@@ -6,7 +6,7 @@
 //               jumps forward; it never waits for the others.
 //   Versions:   the newest committed version is inlined, always: it is the engine's tuple image.
 //               Older committed versions live out of place in a DRAM chain (mv.h). A pending
-//               version is the tuple's lock plus its writer's timestamp (`pending`), installed at
+//               version is the tuple's lock plus its writer's timestamp (`holder`), installed at
 //               validation; it becomes committed in finish(), or aborted (the lock is dropped and
 //               the image never changed). One pending version per tuple: a second installer
 //               aborts (WriteConflict) where Cicada could stack them, as the engine keeps one
@@ -48,38 +48,16 @@ struct Cicada {
   static constexpr int kSlotBits = 8;
   enum : uint8_t { kNone = 0, kLocked = 1 };
 
-  struct Meta {
-    mv::Chain chain;                   // word: kLock (a pending version) | kInstall | wts
-    std::atomic<uint64_t> rts{0};      // largest ts that read the current version
-    std::atomic<uint64_t> pending{0};  // ts of the pending version (0: none, or not yet set)
-    // Zen drops this Meta on eviction (mv::History); a refill gets back bounds of what it held.
-    mv::History history() const {
-      return {mv::ts_of(chain.word.load(std::memory_order_acquire)), rts.load(std::memory_order_acquire)};
-    }
-    // Refilled from NVM: its image was written at most at bound.wts (0: the loaded image) and
-    // read at most at bound.rts, so a reader above bound.wts reads it and a writer above
-    // bound.rts may overwrite it; older ones abort, as its older versions are gone.
-    void refilled(const mv::History& bound, bool written) {
-      chain.word.store(written ? bound.wts : 0, std::memory_order_relaxed);
-      rts.store(std::max(bound.rts, written ? bound.wts : 0), std::memory_order_relaxed);
-    }
-  };
-  struct Txn {
-    AbortCause cause = AbortCause::None;
-    uint64_t ts = 0;
+  // word: kLock (a pending version) | kInstall | wts; rts: the largest ts that read the current
+  // version; holder: the ts of the pending version.
+  using Meta = mv::RtsMeta;
+  struct Txn : mv::TxnBase<Cicada> {
     uint64_t clock = 0;  // this thread's clock (high bits of its last timestamp)
-    bool read_only = false;
-    bool snapshot_lost = false;  // the last read-only attempt met a refilled tuple too new for it
-    uint32_t ro_begins = 0;
-    mv::Store store{registry()};
     std::vector<Access*> ws, rs;  // reused across transactions
     std::vector<std::pair<uint64_t, Access*>> order;  // validate(): contention snapshot
   };
 
-  static mv::Registry& registry() {
-    static mv::Registry r;
-    return r;
-  }
+  static mv::Registry& registry() { return mv::registry_of<Cicada>(); }
   static uint64_t tsc() {
     static const uint64_t base = __rdtsc();
     return __rdtsc() - base;
@@ -94,22 +72,12 @@ struct Cicada {
   static bool snapshot_reader(const Txn& t) { return t.read_only; }
 
   void begin(Txn& t) { begin(t, false); }
+  // A snapshot that lacked a version (lost on a Zen refill) is as old as the oldest running
+  // writer, which may stay so for long (descheduled): the retry reads at a timestamp of its own,
+  // validated like any read-write transaction's, instead of failing the same way again.
   void begin(Txn& t, bool read_only) {
-    t.cause = AbortCause::None;
-    // A snapshot that lacked a version (lost on a Zen refill) is as old as the oldest running
-    // writer, which may stay so for long (descheduled): the retry reads at a timestamp of its
-    // own, validated like any read-write transaction's, instead of failing the same way again.
-    if (t.snapshot_lost) read_only = t.snapshot_lost = false;
-    t.read_only = read_only;
-    if (read_only) {
-      // A reader-only thread moves min_wts on itself (writers refresh it as they commit).
-      if (++t.ro_begins % mv::kRefreshEvery == 0 || !registry().min_ts.load(std::memory_order_relaxed))
-        registry().refresh(now());
-      t.ts = registry().enter_snapshot(t.store.slot());
-      return;
-    }
     const uint64_t slot = uint64_t(t.store.slot());
-    t.ts = registry().enter(t.store.slot(), [&](uint64_t floor) {
+    mv::begin(registry(), t, read_only, [] { return now(); }, [&](uint64_t floor) {
       t.clock = std::max({t.clock + 1, tsc(), (floor >> kSlotBits) + 1});
       return t.clock << kSlotBits | slot;
     });
@@ -122,7 +90,7 @@ struct Cicada {
       dev::read(m, sizeof *m);
       uint64_t w = c.word.load(std::memory_order_seq_cst);
       if ((w & mv::kLock) && !t.read_only) {
-        uint64_t p = m->pending.load(std::memory_order_seq_cst);
+        uint64_t p = m->holder.load(std::memory_order_seq_cst);
         if (p == 0 || p < t.ts) { relax(spins); continue; }  // pending below ts: wait
       }
       if (mv::ts_of(w) >= t.ts || (w & mv::kInstall)) {
@@ -132,16 +100,9 @@ struct Cicada {
           behind(t, w, AbortCause::ReadConflict);
           return nullptr;
         }
-        copy_tuple(a.local, v->data(), a.len);
-        a.tid = v->wts;
-        return a.local;
+        return mv::read_version(a, v);
       }
-      mv::optimistic_copy(a);
-      std::atomic_thread_fence(std::memory_order_seq_cst);
-      if (c.word.load(std::memory_order_seq_cst) == w) {
-        a.tid = mv::ts_of(w);
-        return a.local;
-      }
+      if (const char* p = mv::read_current(c, a, w)) return p;
     }
   }
 
@@ -185,7 +146,7 @@ struct Cicada {
       uint64_t w;
       if (!mv::try_lock(m->chain, w)) { t.cause = AbortCause::WriteConflict; return false; }
       a->held = kLocked;
-      m->pending.store(t.ts, std::memory_order_seq_cst);
+      m->holder.store(t.ts, std::memory_order_seq_cst);
       if (mv::ts_of(w) != a->tid) { behind(t, w, AbortCause::Validation); return false; }
       dev::read(&m->rts, sizeof m->rts);
       if (m->rts.load(std::memory_order_seq_cst) > t.ts) return fail(t);
@@ -198,7 +159,7 @@ struct Cicada {
         uint64_t w = m->chain.word.load(std::memory_order_seq_cst);
         uint64_t p = 0;
         if (w & mv::kLock) {
-          p = m->pending.load(std::memory_order_seq_cst);
+          p = m->holder.load(std::memory_order_seq_cst);
           if (p == 0 || p < t.ts) { relax(spins); continue; }
         }
         if (mv::ts_of(w) > t.ts) {
@@ -210,12 +171,11 @@ struct Cicada {
         }
         if (mv::ts_of(w) != a->tid) return fail(t);
         mv::raise_rts(m->rts, t.ts);
-        if (mv::unchanged(m->chain, w, m->pending, p)) break;
+        if (mv::unchanged(m->chain, w, m->holder, p)) break;
       }
     }
     for (Access* a : t.ws)
-      t.store.save_before_image(meta(*a)->chain, a->row.data, a->len, a->tid, t.ts,
-                                a->tid | mv::kLock);
+      t.store.save_before_image(meta(*a)->chain, *a, t.ts);
     return true;
   }
 
@@ -223,18 +183,16 @@ struct Cicada {
     bool wrote = mv::release_held(acc, n, [&](Access& a) {
       Meta* m = meta(a);
       dev::write(m, sizeof *m);
-      mv::publish(m->chain, m->rts, m->pending, t.ts);  // committed
+      mv::publish(m->chain, m->rts, m->holder, t.ts);  // committed
     });
-    if (wrote) registry().installed(t.store.slot(), t.ts);
-    registry().leave(t.store.slot());
-    if (!t.read_only) t.store.collect([] { return now(); });
+    mv::committed(registry(), t, wrote ? t.ts : 0, [] { return now(); });
   }
 
   void abort(Txn& t, Access* acc, size_t n) {
     mv::release_held(acc, n, [](Access& a) {
       Meta* m = meta(a);
       dev::write(m, sizeof *m);
-      mv::release(m->chain, m->pending);  // aborted
+      mv::release(m->chain, m->holder);  // aborted
     });
     registry().leave(t.store.slot());
   }

@@ -23,34 +23,6 @@ struct DlDetect : lock2pl::Waiting<DlDetect> {
   // found cycle can end a wait, whatever the scheduler does.
   static inline std::chrono::microseconds timeout{10000};
   static constexpr uint32_t kDetectEvery = 16;  // waiting steps between searches
-  using Meta = lock2pl::Meta;
-  using Slot = lock2pl::Slot<DlDetect>;
-  using Registry = lock2pl::Registry<DlDetect>;
-
-  struct Txn {
-    AbortCause cause = AbortCause::None;
-    uint64_t ts = 0;     // smaller = older
-    bool retry = false;  // the last attempt aborted: the next begin() keeps ts
-    Slot slot;
-  };
-
-  static inline std::atomic<uint64_t> next_ts{1};
-
-  static void start(int threads) { Registry::check_threads(threads, name); }
-  static void stop() {}
-
-  void begin(Txn& t) {
-    t.cause = AbortCause::None;
-    t.slot.get(name);
-    if (!t.retry) t.ts = next_ts.fetch_add(1, std::memory_order_relaxed);
-    t.retry = false;
-    t.slot.state().ts.store(t.ts, std::memory_order_release);
-  }
-
-  void abort(Txn& t, Access* acc, size_t n) {
-    if (t.slot.id() >= 0) lock2pl::release(acc, n, t.slot.bit());
-    t.retry = true;
-  }
 
   // The slots the waits-for graph leads to from `v` (DRAM only: the edges live in the
   // registry, one word per transaction).

@@ -42,29 +42,16 @@ struct Hekaton {
       chain.word.store(written ? bound.wts : 0, std::memory_order_relaxed);
     }
   };
-  struct Txn {
-    AbortCause cause = AbortCause::None;
-    uint64_t ts = 0;   // S
+  struct Txn : mv::TxnBase<Hekaton> {  // ts: S
     uint64_t end = 0;  // C
-    // Snapshot reader (read-only hint, passed only where the engine asks for it: Zen+); a lost
-    // version makes the retry a read-write transaction, as Cicada's.
-    bool read_only = false, snapshot_lost = false;
-    uint32_t ro_begins = 0;
-    mv::Store store{registry()};
   };
   // The transaction manager passes the read-only hint only when the engine asks for snapshot
   // readers (Zen+, storage/engines/zen/lrt.h); elsewhere a read-only transaction reads at S.
   static constexpr bool kSnapshotOnRequest = true;
   static bool snapshot_reader(const Txn& t) { return t.read_only; }
 
-  static std::atomic<uint64_t>& clock() {
-    static std::atomic<uint64_t> c{1};
-    return c;
-  }
-  static mv::Registry& registry() {
-    static mv::Registry r;
-    return r;
-  }
+  static std::atomic<uint64_t>& clock() { return mv::counter_of<Hekaton>(); }
+  static mv::Registry& registry() { return mv::registry_of<Hekaton>(); }
   static uint64_t next_ts() { return clock().fetch_add(1, std::memory_order_seq_cst) + 1; }
 
   static void start(int) {}
@@ -72,27 +59,17 @@ struct Hekaton {
   static Meta* meta(Access& a) { return static_cast<Meta*>(a.row.meta); }
 
   void begin(Txn& t) { begin(t, false); }
+  // A snapshot reader reads below every writer's end timestamp: nothing to wait for.
   void begin(Txn& t, bool read_only) {
-    t.cause = AbortCause::None;
     t.end = 0;
-    if (t.snapshot_lost) read_only = t.snapshot_lost = false;
-    t.read_only = read_only;
-    if (read_only) {  // below every writer's end timestamp: nothing to wait for
-      t.ts = mv::begin_snapshot(registry(), t.store.slot(), t.ro_begins,
-                                [] { return clock().load(std::memory_order_seq_cst); });
-      return;
-    }
-    t.ts = registry().enter(t.store.slot(), [](uint64_t) { return next_ts(); });
+    mv::begin(registry(), t, read_only, [] { return clock().load(std::memory_order_seq_cst); },
+              [](uint64_t) { return next_ts(); });
   }
 
   const char* read(Txn& t, Access& a) {
     Meta* m = meta(a);
     mv::Chain& c = m->chain;
-    if (t.read_only) {
-      const char* p = mv::snapshot_read(m, c, a, t.ts);
-      if (!p) t.snapshot_lost = true, t.cause = AbortCause::ReadConflict;
-      return p;
-    }
+    if (t.read_only) return mv::snapshot_read(t, m, a);
     for (uint32_t spins = 0;;) {
       dev::read(m, sizeof *m);
       uint64_t w = c.word.load(std::memory_order_seq_cst);
@@ -106,33 +83,16 @@ struct Hekaton {
       if (old) {
         mv::Version* v = mv::find(c, t.ts, false);
         if (!v) { t.cause = AbortCause::ReadConflict; return nullptr; }
-        copy_tuple(a.local, v->data(), a.len);
-        a.tid = v->wts;
-        return a.local;
+        return mv::read_version(a, v);
       }
-      mv::optimistic_copy(a);
-      std::atomic_thread_fence(std::memory_order_seq_cst);
-      if (c.word.load(std::memory_order_seq_cst) == w) {
-        a.tid = mv::ts_of(w);
-        return a.local;
-      }
+      if (const char* p = mv::read_current(c, a, w)) return p;
     }
   }
 
   bool write(Txn& t, Access& a) {
-    if (t.read_only) { t.cause = AbortCause::User; return false; }
     Meta* m = meta(a);
-    uint64_t w;
-    if (!mv::try_lock(m->chain, w)) { t.cause = AbortCause::WriteConflict; return false; }
-    if (mv::ts_of(w) > t.ts) {
-      unlock(*m);
-      t.cause = AbortCause::WriteConflict;
-      return false;
-    }
-    a.held = kLocked;
-    a.tid = mv::ts_of(w);
-    copy_tuple(a.local, a.row.data, a.len);
-    return true;
+    return mv::lock_for_write(t, a, m->chain, [&](uint64_t w) { return mv::ts_of(w) > t.ts; },
+                              [m] { unlock(*m); });
   }
   bool upgrade(Txn& t, Access& a) { return write(t, a); }
 
@@ -166,9 +126,7 @@ struct Hekaton {
       }
     }
     for (size_t i = 0; i < n; i++)
-      if (acc[i].held == kLocked)
-        t.store.save_before_image(meta(acc[i])->chain, acc[i].row.data, acc[i].len, acc[i].tid,
-                                  t.end, acc[i].tid | mv::kLock);
+      if (acc[i].held == kLocked) t.store.save_before_image(meta(acc[i])->chain, acc[i], t.end);
     return true;
   }
 
@@ -179,9 +137,7 @@ struct Hekaton {
       m->end.store(0, std::memory_order_seq_cst);
       m->chain.word.store(t.end, std::memory_order_seq_cst);
     });
-    if (t.end) registry().installed(t.store.slot(), t.end);
-    registry().leave(t.store.slot());
-    if (!t.read_only) t.store.collect([] { return clock().load(std::memory_order_seq_cst); });
+    mv::committed(registry(), t, t.end, [] { return clock().load(std::memory_order_seq_cst); });
   }
 
   void abort(Txn& t, Access* acc, size_t n) {

@@ -122,11 +122,40 @@ inline const char* locked_read(Access& a) {
 }
 inline void locked_write(Access& a) { copy_tuple(a.local, a.row.data, a.len); }
 
-// The access path of the variants that wait (WAIT_DIE, DL_DETECT): a shared lock to read, an
+// The variants that wait (WAIT_DIE, DL_DETECT): a registry slot and a timestamp per
+// transaction (taken at its first start and kept across its retries), a shared lock to read, an
 // exclusive one to write, all held to commit. `Method::lock(t, a, mode, cause)` decides how a
 // conflict waits and what ends the wait.
 template <class Method>
 struct Waiting {
+  using Meta = lock2pl::Meta;
+  using Slot = lock2pl::Slot<Method>;
+  using Registry = lock2pl::Registry<Method>;
+
+  struct Txn {
+    AbortCause cause = AbortCause::None;
+    uint64_t ts = 0;     // smaller = older
+    bool retry = false;  // the last attempt aborted: the next begin() keeps ts
+    Slot slot;
+  };
+
+  static inline std::atomic<uint64_t> next_ts{1};
+
+  static void start(int threads) { Registry::check_threads(threads, Method::name); }
+  static void stop() {}
+
+  void begin(Txn& t) {
+    t.cause = AbortCause::None;
+    t.slot.get(Method::name);
+    if (!t.retry) t.ts = next_ts.fetch_add(1, std::memory_order_relaxed);
+    t.retry = false;
+    t.slot.state().ts.store(t.ts, std::memory_order_release);
+  }
+  void abort(Txn& t, Access* acc, size_t n) {
+    if (t.slot.id() >= 0) release(acc, n, t.slot.bit());
+    t.retry = true;
+  }
+
   template <class Txn>
   const char* read(Txn& t, Access& a) {
     if (!Method::lock(t, a, kShared, AbortCause::ReadConflict)) return nullptr;

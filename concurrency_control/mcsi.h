@@ -17,7 +17,6 @@
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
-#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -71,9 +70,7 @@ struct Mcsi : si::SiBase<Mcsi, McsiTxn> {
 
   // The engine hands over the status arrays' NVM; fresh: zero them.
   static void attach(char* nvm, int threads, bool fresh) {
-    if (threads < 1 || threads > kMaxThreads)
-      throw std::invalid_argument("mcsi: at most " + std::to_string(kMaxThreads) +
-                                  " worker threads, got " + std::to_string(threads));
+    check_workers(threads);
     static State state_storage;
     st = &state_storage;
     st->status = reinterpret_cast<std::atomic<uint64_t>*>(nvm);
@@ -99,11 +96,6 @@ struct Mcsi : si::SiBase<Mcsi, McsiTxn> {
     e0.seq = 2;
     st->generated = st->buffered_used = st->helped = 0;
   }
-  static void start(int threads) {
-    if (threads > kMaxThreads)
-      throw std::invalid_argument("mcsi: at most " + std::to_string(kMaxThreads) + " threads");
-  }
-  static void stop() {}
 
   // ---- Algorithm 1: a persistent 64-bit MRSW word -------------------------------------------
   static std::atomic<uint64_t>& word_of(uint64_t txid, int& offset) {
@@ -139,18 +131,6 @@ struct Mcsi : si::SiBase<Mcsi, McsiTxn> {
       st->helped.fetch_add(1, std::memory_order_relaxed);
     }
     return (res >> off) & 3;
-  }
-  // Recovery in a fresh process: what the image holds.
-  static uint64_t recovered_status(uint64_t txid) {
-    if (txid == si::kFrozenTxid) return si::kCommitted;
-    int off;
-    std::atomic<uint64_t>& word = word_of(txid, off);
-    dev::read(&word, 8);  // recovery reads the image through the device model too
-    uint64_t w = word.load();
-    return (w >> off) & 3;
-  }
-  static uint64_t current_status(uint64_t txid) {
-    return txid == si::kFrozenTxid ? si::kCommitted : stored_status(txid);
   }
 
   // ---- snapshots ----------------------------------------------------------------------------

@@ -71,10 +71,32 @@ struct Version {
   char* data() { return reinterpret_cast<char*>(this + 1); }
 };
 
+// Access::held of a tuple the transaction has locked for its write.
+constexpr uint8_t kLocked = 1;
+
 // Per-tuple part common to the three methods.
 struct Chain {
   std::atomic<uint64_t> word{0};        // kLock | kInstall | timestamp of the current image
   std::atomic<Version*> head{nullptr};  // older versions, newest first
+};
+
+// The per-tuple CC-Meta of the methods that keep read timestamps (MVCC, CICADA). 32 bytes of
+// plain words, as Zen moves it by memcpy.
+struct RtsMeta {
+  Chain chain;
+  std::atomic<uint64_t> rts{0};     // largest timestamp that read the current image
+  std::atomic<uint64_t> holder{0};  // timestamp of the writer holding the tuple (0: none, or not yet set)
+  // Zen drops this Meta on eviction (History); a refill gets back bounds of what it held.
+  History history() const {
+    return {ts_of(chain.word.load(std::memory_order_acquire)), rts.load(std::memory_order_acquire)};
+  }
+  // Refilled from NVM: its image was written at most at bound.wts (0: the loaded image) and
+  // read at most at bound.rts, so a reader above bound.wts reads it and a writer above
+  // bound.rts may overwrite it; older ones abort, as its older versions are gone.
+  void refilled(const History& bound, bool written) {
+    chain.word.store(written ? bound.wts : 0, std::memory_order_relaxed);
+    rts.store(std::max(bound.rts, written ? bound.wts : 0), std::memory_order_relaxed);
+  }
 };
 
 // The newest version in the chain with wts <= ts (`strict`: wts < ts), or nullptr.
@@ -176,6 +198,19 @@ struct Registry {
   }
 };
 
+// A method's process-wide Registry and global timestamp counter (MVCC's and HEKATON's clock);
+// Method keeps each method's apart.
+template <class Method>
+Registry& registry_of() {
+  static Registry r;
+  return r;
+}
+template <class Method>
+std::atomic<uint64_t>& counter_of() {
+  static std::atomic<uint64_t> c{1};
+  return c;
+}
+
 // One transaction thread's versions: its registry slot, a pool of free nodes per size class
 // (no allocation per write once warm) and the FIFO of retired nodes.
 class Store {
@@ -235,6 +270,10 @@ class Store {
     c.word.store(locked_word | kInstall, std::memory_order_seq_cst);
     retired_.push_back(v);
   }
+  // The same for the write access a, which holds the version a.tid, replaced at `end`.
+  void save_before_image(Chain& c, const Access& a, uint64_t end) {
+    save_before_image(c, a.row.data, a.len, a.tid, end, a.tid | kLock);
+  }
   // An abort after save_before_image(): the current image stays; the node stays readable
   // until reclaimed (a reader may hold it).
   static void drop_before_image(Chain& c) {
@@ -265,33 +304,56 @@ class Store {
   std::deque<Version*> retired_;
 };
 
+// What a transaction of each method carries: its timestamp, its versions' Store and, for a
+// snapshot reader (read-only hint), whether a version it needed was gone (its retry is then a
+// read-write transaction: a snapshot held back by a stalled writer would fail again).
+template <class Method>
+struct TxnBase {
+  AbortCause cause = AbortCause::None;
+  uint64_t ts = 0;
+  bool read_only = false, snapshot_lost = false;
+  uint32_t ro_begins = 0;
+  Store store{Method::registry()};
+};
+
 // An optimistic copy of the current image, which the caller validates by rereading the word
 // (seqlock-style: it may overlap the engine's install by design; tests/tsan.supp names it).
 inline void optimistic_copy(Access& a) { copy_tuple(a.local, a.row.data, a.len); }
+
+// A read of chain node v: a.local and a.tid (its wts).
+inline const char* read_version(Access& a, Version* v) {
+  copy_tuple(a.local, v->data(), a.len);
+  a.tid = v->wts;
+  return a.local;
+}
+// An optimistic read of the current image under word w: a.local and a.tid (its timestamp), or
+// nullptr when the word changed meanwhile (look again).
+inline const char* read_current(const Chain& c, Access& a, uint64_t w) {
+  optimistic_copy(a);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (c.word.load(std::memory_order_seq_cst) != w) return nullptr;
+  a.tid = ts_of(w);
+  return a.local;
+}
 
 // A snapshot read at ts = min_ts - 1 (Registry::enter_snapshot; Zen+'s read-only transactions
 // for MVCC and HEKATON, as Cicada's): every running or future writer's version is above ts, so
 // nothing is waited for or validated and no read timestamp is raised. The current image when it
 // is at or below ts and not being installed, else the chain's newest version at or below ts.
-// nullptr: that version is gone (history reclaimed, or lost with an evicted Zen entry).
-template <class M>
-const char* snapshot_read(M* m, Chain& c, Access& a, uint64_t ts) {
+// nullptr: that version is gone (history reclaimed, or lost with an evicted Zen entry): the
+// attempt aborts (ReadConflict) and its retry reads at a read-write timestamp.
+template <class Txn, class M>
+const char* snapshot_read(Txn& t, M* m, Access& a) {
   for (;;) {
     dev::read(m, sizeof *m);
-    uint64_t w = c.word.load(std::memory_order_seq_cst);
-    if (ts_of(w) > ts || (w & kInstall)) {
-      Version* v = find(c, ts, false);
-      if (!v) return nullptr;
-      copy_tuple(a.local, v->data(), a.len);
-      a.tid = v->wts;
-      return a.local;
+    uint64_t w = m->chain.word.load(std::memory_order_seq_cst);
+    if (ts_of(w) > t.ts || (w & kInstall)) {
+      if (Version* v = find(m->chain, t.ts, false)) return read_version(a, v);
+      t.snapshot_lost = true;
+      t.cause = AbortCause::ReadConflict;
+      return nullptr;
     }
-    optimistic_copy(a);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (c.word.load(std::memory_order_seq_cst) == w) {
-      a.tid = ts_of(w);
-      return a.local;
-    }
+    if (const char* p = read_current(m->chain, a, w)) return p;
   }
 }
 
@@ -301,6 +363,26 @@ template <class Now>
 uint64_t begin_snapshot(Registry& r, int slot, uint32_t& begins, Now&& now) {
   if (++begins % kRefreshEvery == 0 || !r.min_ts.load(std::memory_order_relaxed)) r.refresh(now());
   return r.enter_snapshot(slot);
+}
+
+// Begin an attempt of t: with the read-only hint a snapshot reader (begin_snapshot(); after a
+// lost snapshot version, a read-write transaction instead), else a read-write transaction at a
+// timestamp from next (Registry::enter).
+template <class Txn, class Now, class Next>
+void begin(Registry& r, Txn& t, bool read_only, Now&& now, Next&& next) {
+  t.cause = AbortCause::None;
+  if (t.snapshot_lost) read_only = t.snapshot_lost = false;
+  t.read_only = read_only;
+  t.ts = read_only ? begin_snapshot(r, t.store.slot(), t.ro_begins, now) : r.enter(t.store.slot(), next);
+}
+
+// The end of a committed attempt: its slot records the timestamp its writes installed (0:
+// none) and leaves; a read-write transaction reclaims what the watermark allows.
+template <class Txn, class Now>
+void committed(Registry& r, Txn& t, uint64_t installed, Now&& now) {
+  if (installed) r.installed(t.store.slot(), installed);
+  r.leave(t.store.slot());
+  if (!t.read_only) t.store.collect(now);
 }
 
 // Raise a read timestamp to ts. A writer locks the word, then checks rts; a reader raises rts,
@@ -357,6 +439,26 @@ inline bool try_lock(Chain& c, uint64_t& word) {
   word = c.word.load(std::memory_order_relaxed);
   if (word & kLock) return false;
   return c.word.compare_exchange_strong(word, word | kLock, std::memory_order_seq_cst);
+}
+
+// A write that locks the tuple at once (MVCC, HEKATON: the first writer wins): WriteConflict
+// when another writer holds it or when stale(w), checked holding the lock, says t may not
+// overwrite the current image (word w), which unlock() then releases unchanged. A snapshot
+// reader may not write (User). Else a.local is a copy of the current image.
+template <class Txn, class Stale, class Unlock>
+bool lock_for_write(Txn& t, Access& a, Chain& c, Stale&& stale, Unlock&& unlock) {
+  if (t.read_only) { t.cause = AbortCause::User; return false; }
+  uint64_t w;
+  if (!try_lock(c, w)) { t.cause = AbortCause::WriteConflict; return false; }
+  if (stale(w)) {
+    unlock();
+    t.cause = AbortCause::WriteConflict;
+    return false;
+  }
+  a.held = kLocked;
+  a.tid = ts_of(w);
+  copy_tuple(a.local, a.row.data, a.len);  // we hold it: no installer
+  return true;
 }
 
 }  // namespace nvt::cc::mv

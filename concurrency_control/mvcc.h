@@ -26,43 +26,16 @@ struct Mvcc {
   static constexpr const char* name = "mvcc";
   enum : uint8_t { kNone = 0, kLocked = 1 };
 
-  struct Meta {
-    mv::Chain chain;
-    std::atomic<uint64_t> rts{0};    // largest T that read the current image
-    std::atomic<uint64_t> owner{0};  // T of the writer holding the tuple (0: none, or not yet set)
-    // Zen drops this Meta on eviction (mv::History); a refill gets back bounds of what it held.
-    mv::History history() const {
-      return {mv::ts_of(chain.word.load(std::memory_order_acquire)), rts.load(std::memory_order_acquire)};
-    }
-    // Refilled from NVM: written at most at bound.wts (0: the loaded image), read at most at
-    // bound.rts; readers below bound.wts abort (its older versions are gone).
-    void refilled(const mv::History& bound, bool written) {
-      chain.word.store(written ? bound.wts : 0, std::memory_order_relaxed);
-      rts.store(std::max(bound.rts, written ? bound.wts : 0), std::memory_order_relaxed);
-    }
-  };
-  struct Txn {
-    AbortCause cause = AbortCause::None;
-    uint64_t ts = 0;
-    // Snapshot reader (read-only hint, passed only where the engine asks for it: Zen+); a lost
-    // version makes the retry a read-write transaction, as Cicada's.
-    bool read_only = false, snapshot_lost = false;
-    uint32_t ro_begins = 0;
-    mv::Store store{registry()};
-  };
+  // rts: the largest T that read the current image; holder: T of the writer holding the tuple.
+  using Meta = mv::RtsMeta;
+  struct Txn : mv::TxnBase<Mvcc> {};
   // The transaction manager passes the read-only hint only when the engine asks for snapshot
   // readers (Zen+, storage/engines/zen/lrt.h); elsewhere MVCC stays DBx1000's.
   static constexpr bool kSnapshotOnRequest = true;
   static bool snapshot_reader(const Txn& t) { return t.read_only; }
 
-  static std::atomic<uint64_t>& clock() {
-    static std::atomic<uint64_t> c{1};
-    return c;
-  }
-  static mv::Registry& registry() {
-    static mv::Registry r;
-    return r;
-  }
+  static std::atomic<uint64_t>& clock() { return mv::counter_of<Mvcc>(); }
+  static mv::Registry& registry() { return mv::registry_of<Mvcc>(); }
 
   static void start(int) {}
   static void stop() {}
@@ -70,41 +43,26 @@ struct Mvcc {
 
   void begin(Txn& t) { begin(t, false); }
   void begin(Txn& t, bool read_only) {
-    t.cause = AbortCause::None;
-    if (t.snapshot_lost) read_only = t.snapshot_lost = false;
-    t.read_only = read_only;
-    if (read_only) {
-      t.ts = mv::begin_snapshot(registry(), t.store.slot(), t.ro_begins,
-                                [] { return clock().load(std::memory_order_seq_cst); });
-      return;
-    }
-    t.ts = registry().enter(t.store.slot(), [](uint64_t) {
-      return clock().fetch_add(1, std::memory_order_seq_cst) + 1;
-    });
+    mv::begin(registry(), t, read_only, [] { return clock().load(std::memory_order_seq_cst); },
+              [](uint64_t) { return clock().fetch_add(1, std::memory_order_seq_cst) + 1; });
   }
 
   const char* read(Txn& t, Access& a) {
     Meta* m = meta(a);
     mv::Chain& c = m->chain;
-    if (t.read_only) {
-      const char* p = mv::snapshot_read(m, c, a, t.ts);
-      if (!p) t.snapshot_lost = true, t.cause = AbortCause::ReadConflict;
-      return p;
-    }
+    if (t.read_only) return mv::snapshot_read(t, m, a);
     for (uint32_t spins = 0;;) {
       dev::read(m, sizeof *m);
       uint64_t w = c.word.load(std::memory_order_seq_cst);
       uint64_t o = 0;
       if (w & mv::kLock) {
-        o = m->owner.load(std::memory_order_seq_cst);
+        o = m->holder.load(std::memory_order_seq_cst);
         if (o == 0 || o < t.ts) { relax(spins); continue; }  // its write precedes T: wait
       }
       if (mv::ts_of(w) > t.ts) {  // an older version (wts only grows: no recheck needed)
         mv::Version* v = mv::find(c, t.ts, false);
         if (!v) { t.cause = AbortCause::ReadConflict; return nullptr; }
-        copy_tuple(a.local, v->data(), a.len);
-        a.tid = v->wts;
-        return a.local;
+        return mv::read_version(a, v);
       }
       // T reads the version ts_of(w): raise its rts before rechecking that neither it nor its
       // holder changed, so a writer below T either sees the rts or is seen here.
@@ -118,7 +76,7 @@ struct Mvcc {
         mv::optimistic_copy(a);
       }
       std::atomic_thread_fence(std::memory_order_seq_cst);
-      if (mv::unchanged(c, w, m->owner, o)) {
+      if (mv::unchanged(c, w, m->holder, o)) {
         a.tid = mv::ts_of(w);
         return a.local;
       }
@@ -126,31 +84,20 @@ struct Mvcc {
   }
 
   bool write(Txn& t, Access& a) {
-    if (t.read_only) { t.cause = AbortCause::User; return false; }
     Meta* m = meta(a);
-    uint64_t w;
-    if (!mv::try_lock(m->chain, w)) { t.cause = AbortCause::WriteConflict; return false; }
-    // Owner before the rts check (both seq_cst): a reader that raises rts after this check
-    // sees the owner in mv::unchanged().
-    m->owner.store(t.ts, std::memory_order_seq_cst);
-    dev::read(&m->rts, sizeof m->rts);
-    if (mv::ts_of(w) > t.ts || m->rts.load(std::memory_order_seq_cst) > t.ts) {
-      unlock(*m);
-      t.cause = AbortCause::WriteConflict;
-      return false;
-    }
-    a.held = kLocked;
-    a.tid = mv::ts_of(w);
-    copy_tuple(a.local, a.row.data, a.len);  // we hold it: no installer
-    return true;
+    return mv::lock_for_write(t, a, m->chain, [&](uint64_t w) {
+      // Holder before the rts check (both seq_cst): a reader that raises rts after this check
+      // sees the holder in mv::unchanged().
+      m->holder.store(t.ts, std::memory_order_seq_cst);
+      dev::read(&m->rts, sizeof m->rts);
+      return mv::ts_of(w) > t.ts || m->rts.load(std::memory_order_seq_cst) > t.ts;
+    }, [m] { unlock(*m); });
   }
   bool upgrade(Txn& t, Access& a) { return write(t, a); }
 
   bool validate(Txn& t, Access* acc, size_t n) {
     for (size_t i = 0; i < n; i++)
-      if (acc[i].held == kLocked)
-        t.store.save_before_image(meta(acc[i])->chain, acc[i].row.data, acc[i].len, acc[i].tid,
-                                  t.ts, acc[i].tid | mv::kLock);
+      if (acc[i].held == kLocked) t.store.save_before_image(meta(acc[i])->chain, acc[i], t.ts);
     return true;
   }
 
@@ -158,11 +105,9 @@ struct Mvcc {
     bool wrote = mv::release_held(acc, n, [&](Access& a) {
       Meta* m = meta(a);
       dev::write(m, sizeof *m);
-      mv::publish(m->chain, m->rts, m->owner, t.ts);
+      mv::publish(m->chain, m->rts, m->holder, t.ts);
     });
-    if (wrote) registry().installed(t.store.slot(), t.ts);
-    registry().leave(t.store.slot());
-    if (!t.read_only) t.store.collect([] { return clock().load(std::memory_order_seq_cst); });
+    mv::committed(registry(), t, wrote ? t.ts : 0, [] { return clock().load(std::memory_order_seq_cst); });
   }
 
   void abort(Txn& t, Access* acc, size_t n) {
@@ -174,7 +119,7 @@ struct Mvcc {
   // Release a held tuple unchanged (dropping a saved before-image).
   static void unlock(Meta& m) {
     dev::write(&m, sizeof m);
-    mv::release(m.chain, m.owner);
+    mv::release(m.chain, m.holder);
   }
 };
 

@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
-#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -51,9 +50,7 @@ struct Pgsi : si::SiBase<Pgsi, PgsiTxn> {
   static inline State* st = nullptr;
 
   static void attach(char* nvm, int threads, bool fresh) {
-    if (threads < 1 || threads > kMaxThreads)
-      throw std::invalid_argument("pgsi: at most " + std::to_string(kMaxThreads) +
-                                  " worker threads, got " + std::to_string(threads));
+    check_workers(threads);
     static State state_storage;
     st = &state_storage;
     st->clog = reinterpret_cast<std::atomic<uint64_t>*>(nvm);
@@ -69,11 +66,6 @@ struct Pgsi : si::SiBase<Pgsi, PgsiTxn> {
     memset(static_cast<void*>(st->clog), 0, kNvmStateBytes);
     dev::persist(st->clog, kNvmStateBytes);
   }
-  static void start(int threads) {
-    if (threads > kMaxThreads)
-      throw std::invalid_argument("pgsi: at most " + std::to_string(kMaxThreads) + " threads");
-  }
-  static void stop() {}
 
   static void lock() {
     uint32_t spins = 0;
@@ -117,17 +109,6 @@ struct Pgsi : si::SiBase<Pgsi, PgsiTxn> {
     dev::read(&w, 8);
     uint64_t s = (w.load(std::memory_order_acquire) >> off) & 3;
     return s == 0 ? si::kRunning : s;  // a cleared slot: in progress
-  }
-  static uint64_t recovered_status(uint64_t xid) {
-    if (xid == si::kFrozenTxid) return si::kCommitted;
-    int off;
-    std::atomic<uint64_t>& word = word_of(xid, off);
-    dev::read(&word, 8);  // recovery reads the image through the device model too
-    uint64_t w = word.load();
-    return (w >> off) & 3;
-  }
-  static uint64_t current_status(uint64_t xid) {
-    return xid == si::kFrozenTxid ? si::kCommitted : stored_status(xid);
   }
 
   // ---- snapshots ----------------------------------------------------------------------------

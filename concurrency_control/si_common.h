@@ -2,6 +2,9 @@
 // nvmvcc): snapshot reads along a version chain, first-updater-wins updates that CAS a new
 // version in at once (papers/mcsi.txt 4.5, Figures 7-9), inline final statuses, and pruning of
 // versions no snapshot can see any more. A method supplies, as `Derived`:
+//   name, kMaxThreads
+//   static std::atomic<uint64_t>& word_of(uint64_t txid, int& off)   the NVM word of a status
+//                                                   (2 bits at `off`)
 //   static uint64_t stored_status(uint64_t txid)   status array / commit log lookup
 //   bool in_snapshot(const Txn&, uint64_t txid) const
 //   static bool below_horizon(uint64_t txid)        every present and future snapshot holds it
@@ -12,7 +15,10 @@
 #include <x86intrin.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "concurrency_control/cc.h"
@@ -88,6 +94,33 @@ struct SiBase {
   static SiCtx& ctx(Access& a) { return *static_cast<SiCtx*>(a.row.meta); }
   static RecordHead* head(Access& a) { return static_cast<RecordHead*>(a.row.handle); }
   Derived& self() { return static_cast<Derived&>(*this); }
+
+  static void start(int threads) {
+    if (threads > Derived::kMaxThreads)
+      throw std::invalid_argument(std::string(Derived::name) + ": at most " +
+                                  std::to_string(Derived::kMaxThreads) + " threads");
+  }
+  static void stop() {}
+  // The engine attaches the status words for 1 to kMaxThreads workers.
+  static void check_workers(int threads) {
+    if (threads < 1 || threads > Derived::kMaxThreads)
+      throw std::invalid_argument(std::string(Derived::name) + ": at most " +
+                                  std::to_string(Derived::kMaxThreads) + " worker threads, got " +
+                                  std::to_string(threads));
+  }
+
+  // Recovery in a fresh process: the status the image holds.
+  static uint64_t recovered_status(uint64_t txid) {
+    if (txid == kFrozenTxid) return kCommitted;
+    int off;
+    std::atomic<uint64_t>& word = Derived::word_of(txid, off);
+    dev::read(&word, 8);  // recovery reads the image through the device model too
+    uint64_t w = word.load();
+    return (w >> off) & 3;
+  }
+  static uint64_t current_status(uint64_t txid) {
+    return txid == kFrozenTxid ? kCommitted : Derived::stored_status(txid);
+  }
 
   // A creator's status: the inlined final one when there, else the status array / clog. The
   // inline field is read again after the array: the owner inlines before its slot is reused,

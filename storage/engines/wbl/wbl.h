@@ -53,9 +53,10 @@
 #include "storage/engines/zen/nvm_heap.h"
 #include "storage/engines/zen/recovery.h"
 #include "storage/hash_index.h"
-#include "storage/ordered_index.h"
 #include "storage/parallel.h"
 #include "storage/prefetch.h"
+#include "storage/table_indexes.h"
+#include "storage/violations.h"
 
 namespace nvt::wbl {
 
@@ -141,13 +142,10 @@ class Wbl {
       throw std::invalid_argument("wbl: group-commit interval must be 1..1000000 us");
     std::vector<uint32_t> strides;
     for (uint32_t i = 0; i < tables.size(); i++) {
+      if (tables[i].capacity >= (1ull << 32)) throw std::invalid_argument("wbl: table " + tables[i].name + " exceeds 2^32 rows");
       auto t = std::make_unique<Table>();
-      t->info = tables[i];
+      t->make_indexes(tables[i], env.dram);
       t->len = tables[i].schema.tuple_size();
-      if (t->info.capacity >= (1ull << 32)) throw std::invalid_argument("wbl: table " + t->info.name + " exceeds 2^32 rows");
-      t->index = std::make_unique<HashIndex>(tables[i].capacity, env.dram, "index." + tables[i].name);
-      if (tables[i].ordered)
-        t->ordered = std::make_unique<OrderedIndex>(tables[i].capacity, env.dram, "ordered_index." + tables[i].name);
       t->heads = env.nvm.region("wbl.heads." + std::to_string(i), t->info.capacity * kHeadStride,
                                 dev::RegionKind::Persistent).base;
       strides.push_back(slot_bytes(t->len));
@@ -212,9 +210,8 @@ class Wbl {
     v->link = hid;
     memcpy(v->data(), image, t.len);
     new (head(t, hid)) Meta();
-    if (!t.index->insert(key, zen::nvm_value(slot)))
-      throw std::runtime_error("duplicate key " + std::to_string(key) + " in " + t.info.name);
-    if (t.ordered) t.ordered->insert(key);
+    t.index_loaded(key, zen::nvm_value(slot));
+    t.order_key(key);
   }
 
   bool insert(Thread& th, uint32_t table, uint64_t key, RowRef& ref) {
@@ -248,9 +245,7 @@ class Wbl {
   }
   void scan_keys(uint32_t table, uint64_t lo, uint64_t hi, size_t limit, std::vector<uint64_t>& out,
                  bool reverse) const {
-    const Table& t = *tables_.at(table);
-    if (!t.ordered) throw std::logic_error("scan on table " + t.info.name + " without an ordered index");
-    t.ordered->range(lo, hi, limit, out, reverse);
+    tables_.at(table)->scan(lo, hi, limit, out, reverse);
   }
 
   void prefetch(uint32_t table, const uint64_t* keys, size_t n) const {
@@ -372,8 +367,7 @@ class Wbl {
     Entry* e = static_cast<Entry*>(a.row.handle);
     char* old = e->nvm;
     if (a.type == AccessType::Delete) {
-      t.index->remove(a.key);
-      if (t.ordered) t.ordered->remove(a.key);
+      t.drop_key(a.key);
       Cache::kill(e, slot, a.version);
       th.garbage.push_back({old, a.table, a.version});
       th.tombstones.push_back({slot, a.table, a.version});
@@ -381,7 +375,7 @@ class Wbl {
     }
     if (a.type == AccessType::Insert) {
       Cache::install(e, a.local, a.len, slot, a.version, zen::kNew);
-      if (t.ordered) t.ordered->insert(a.key);
+      t.order_key(a.key);
       return;
     }
     Cache::install(e, a.local, a.len, slot, a.version);
@@ -576,7 +570,7 @@ class Wbl {
       });
       t.free_heads.clear();
       for (size_t w = nw; w-- > 0;) t.free_heads.insert(t.free_heads.end(), slice[w].begin(), slice[w].end());
-      if (t.ordered) t.ordered->rebuild_from(*t.index, nthreads);
+      t.rebuild_ordered(nthreads);
     }
     heap_->put_free(nthreads, freed);
     uint64_t top = cd;
@@ -620,9 +614,7 @@ class Wbl {
   // committed timestamp at or below the durable cp and a head of its own; every heap slot is
   // exactly one of indexed, free, awaiting reclamation or a held tombstone.
   nlohmann::json check() const {
-    uint64_t bad = 0;
-    std::vector<std::string> ex;
-    auto fail = [&](const std::string& s) { if (++bad <= 10) ex.push_back(s); };
+    Violations fail;
     std::unordered_set<const char*> live;
     const uint64_t cp = cp_.load();
     for (uint32_t ti = 0; ti < tables_.size(); ti++) {
@@ -639,7 +631,7 @@ class Wbl {
       });
     }
     heap_->check_slots(live, threads_, fail);
-    return {{"violations", bad}, {"examples", ex}};
+    return fail.json();
   }
 
   nlohmann::json stats() const {
@@ -686,11 +678,8 @@ class Wbl {
   }
 
  private:
-  struct Table {
-    TableInfo info;
+  struct Table : TableIndexes {
     uint32_t len = 0;
-    std::unique_ptr<HashIndex> index;
-    std::unique_ptr<OrderedIndex> ordered;
     std::unique_ptr<Cache> cache;
     char* heads = nullptr;
     std::atomic<uint64_t> head_next{0};

@@ -57,9 +57,10 @@
 #include "storage/engines/zen/recovery.h"
 #include "storage/engines/zen/tuple_allocator.h"
 #include "storage/hash_index.h"
-#include "storage/ordered_index.h"
 #include "storage/parallel.h"
 #include "storage/prefetch.h"
+#include "storage/table_indexes.h"
+#include "storage/violations.h"
 
 namespace nvt::zen {
 
@@ -144,11 +145,8 @@ class Zen {
     std::vector<uint32_t> strides;
     for (uint32_t i = 0; i < tables.size(); i++) {
       auto t = std::make_unique<Table>();
-      t->info = tables[i];
       t->len = tables[i].schema.tuple_size();
-      t->index = std::make_unique<HashIndex>(tables[i].capacity, env.dram, "index." + tables[i].name);
-      if (tables[i].ordered)
-        t->ordered = std::make_unique<OrderedIndex>(tables[i].capacity, env.dram, "ordered_index." + tables[i].name);
+      t->make_indexes(tables[i], env.dram);
       strides.push_back(slot_bytes(t->len));
       tables_.push_back(std::move(t));
     }
@@ -224,9 +222,8 @@ class Zen {
     memcpy(n->data(), image, t.len);
     n->set_cts(kLoadCts, true);  // each loaded tuple is its own committed transaction
     r.set_lp(table, slot);
-    if (!t.index->insert(key, nvm_value(slot)))
-      throw std::runtime_error("duplicate key " + std::to_string(key) + " in " + t.info.name);
-    if (t.ordered) t.ordered->insert(key);
+    t.index_loaded(key, nvm_value(slot));
+    t.order_key(key);
   }
 
   // Claim `key` for an insert (see the header comment). False: the key is present or being
@@ -261,9 +258,7 @@ class Zen {
   }
   void scan_keys(uint32_t table, uint64_t lo, uint64_t hi, size_t limit, std::vector<uint64_t>& out,
                  bool reverse) const {
-    const Table& t = *tables_.at(table);
-    if (!t.ordered) throw std::logic_error("scan on table " + t.info.name + " without an ordered index");
-    t.ordered->range(lo, hi, limit, out, reverse);
+    tables_.at(table)->scan(lo, hi, limit, out, reverse);
   }
 
   // The Met-Cache entries (or NVM-tuples) `keys` name on their way into the cache
@@ -421,8 +416,7 @@ class Zen {
       // The privileged transaction wrote a tuple it holds in NVM: the index goes from the old
       // NVM-tuple to the new one (no Met-Cache entry involved).
       if (a.type == AccessType::Delete) {
-        t.index->remove(a.key);
-        if (t.ordered) t.ordered->remove(a.key);
+        t.drop_key(a.key);
         th.tombstones.push_back({slot, a.table, a.version});
       } else if (!t.index->update(a.key, nvm_value(d->nvm), nvm_value(slot))) {
         throw std::logic_error("zen: NVM-tuple written in the exclusive stage was not indexed");
@@ -434,8 +428,7 @@ class Zen {
     Entry* e = static_cast<Entry*>(a.row.handle);
     char* old = e->nvm;
     if (a.type == AccessType::Delete) {
-      t.index->remove(a.key);
-      if (t.ordered) t.ordered->remove(a.key);
+      t.drop_key(a.key);
       Cache::kill(e, slot, a.version);
       th.garbage.push_back({old, a.table, a.version});
       th.tombstones.push_back({slot, a.table, a.version});
@@ -443,7 +436,7 @@ class Zen {
     }
     if (a.type == AccessType::Insert) {
       Cache::install(e, a.local, a.len, slot, a.version, kNew);
-      if (t.ordered) t.ordered->insert(a.key);
+      t.order_key(a.key);
       return;  // no previous version
     }
     bool foreign = t.cache->region_of(e) != th.tid;
@@ -627,8 +620,7 @@ class Zen {
     }
     rep.lap("drop_tombstones");
 
-    for (auto& t : tables_)
-      if (t->ordered) t->ordered->rebuild_from(*t->index, int(n));
+    for (auto& t : tables_) t->rebuild_ordered(int(n));
     rep.lap("rebuild_ordered_indexes");
 
     heap_->put_free(int(n), freed);
@@ -657,9 +649,7 @@ class Zen {
   // and a committed Tx-CTS; every heap slot is exactly one of indexed, free, or awaiting
   // reclamation: none lost, none both in use and free.
   nlohmann::json check() const {
-    uint64_t bad = 0;
-    std::vector<std::string> ex;
-    auto fail = [&](const std::string& s) { if (++bad <= 10) ex.push_back(s); };
+    Violations fail;
     std::unordered_set<const char*> live;
     for (uint32_t ti = 0; ti < tables_.size(); ti++)
       tables_[ti]->index->for_each([&](uint64_t key, uint64_t v) {
@@ -670,7 +660,7 @@ class Zen {
         if (!live.insert(s).second) fail("slot indexed twice");
       });
     heap_->check_slots(live, threads_, fail);
-    return {{"violations", bad}, {"examples", ex}};
+    return fail.json();
   }
 
   nlohmann::json stats() const {
@@ -724,12 +714,9 @@ class Zen {
   }
 
  private:
-  struct Table {
-    TableInfo info;
+  struct Table : TableIndexes {
     uint32_t len = 0;
     uint32_t rank = 0;  // position in the persist order
-    std::unique_ptr<HashIndex> index;
-    std::unique_ptr<OrderedIndex> ordered;  // only for tables with TableInfo::ordered
     std::unique_ptr<Cache> cache;
   };
 

@@ -27,9 +27,10 @@
 #include "storage/engines/mmdb/checkpoint.h"
 #include "storage/engines/mmdb/redo_log.h"
 #include "storage/hash_index.h"
-#include "storage/ordered_index.h"
 #include "storage/parallel.h"
 #include "storage/prefetch.h"
+#include "storage/table_indexes.h"
+#include "storage/violations.h"
 
 namespace nvt::mmdb {
 
@@ -53,16 +54,13 @@ class Mmdb {
     char* data() { return reinterpret_cast<char*>(this + 1); }
   };
 
-  struct Table {
-    TableInfo info;
+  struct Table : TableIndexes {
     uint64_t slot = 0;  // bytes per row: header + tuple, 8 B aligned
     char* dram = nullptr;
     uint64_t dram_rows = 0;
     char* nvm = nullptr;
     uint64_t nvm_rows = 0;
     std::atomic<uint64_t> next{0};
-    std::unique_ptr<HashIndex> index;
-    std::unique_ptr<OrderedIndex> ordered;  // only for tables with TableInfo::ordered
     Row* row(uint64_t i) {
       return reinterpret_cast<Row*>(i < dram_rows ? dram + i * slot : nvm + (i - dram_rows) * slot);
     }
@@ -97,11 +95,8 @@ class Mmdb {
     uint64_t all_bytes = 0;
     for (auto& ti : tables) {
       auto t = std::make_unique<Table>();
-      t->info = ti;
       t->slot = (sizeof(Row) + ti.schema.tuple_size() + 7) / 8 * 8;
-      t->index = std::make_unique<HashIndex>(ti.capacity, env.dram, "index." + ti.name);
-      if (ti.ordered)
-        t->ordered = std::make_unique<OrderedIndex>(ti.capacity, env.dram, "ordered_index." + ti.name);
+      t->make_indexes(ti, env.dram);
       all_bytes += t->slot * ti.capacity;
       tables_.push_back(std::move(t));
     }
@@ -160,7 +155,7 @@ class Mmdb {
 
   void load(Thread& th, uint32_t table, uint64_t key, const char* image) {
     load_row(th, table, key, image);
-    if (Table& t = *tables_[table]; t.ordered) t.ordered->insert(key);
+    tables_[table]->order_key(key);
   }
   // load() without the ordered index, which recovery rebuilds after on all its threads; recovery
   // names the row's slot (its checkpoint record's), so its threads share no slot counter.
@@ -169,8 +164,7 @@ class Mmdb {
     Row* r = slot == kNoSlot ? new_row(t, key, kLive) : row_at(t, slot, key, kLive);
     memcpy(r->data(), image, t.info.schema.tuple_size());
     dev::write(r, t.slot);
-    if (!t.index->insert(key, reinterpret_cast<uint64_t>(r)))
-      throw std::runtime_error("duplicate key " + std::to_string(key) + " in " + t.info.name);
+    t.index_loaded(key, reinterpret_cast<uint64_t>(r));
   }
 
   // The rows `keys` name, header and tuple, on their way into the cache (storage/prefetch.h).
@@ -228,9 +222,7 @@ class Mmdb {
   // Committed keys of `table` in [lo, hi] from its ordered index.
   void scan_keys(uint32_t table, uint64_t lo, uint64_t hi, size_t limit, std::vector<uint64_t>& out,
                  bool reverse) const {
-    const Table& t = *tables_.at(table);
-    if (!t.ordered) throw std::logic_error("scan on table " + t.info.name + " without an ordered index");
-    t.ordered->range(lo, hi, limit, out, reverse);
+    tables_.at(table)->scan(lo, hi, limit, out, reverse);
   }
 
   // Write-ahead: one redo record with every after-image, one flush pass, one fence.
@@ -257,12 +249,12 @@ class Mmdb {
     std::atomic_thread_fence(std::memory_order_release);
     if (a.type == AccessType::Delete) {
       r->state.store(kDeleted, std::memory_order_release);
-      if (t.ordered) t.ordered->remove(a.key);
+      t.unorder_key(a.key);
     } else {
       memcpy(r->data(), a.local, a.len);
       if (a.type == AccessType::Insert) {
         r->state.store(kLive, std::memory_order_release);
-        if (t.ordered) t.ordered->insert(a.key);
+        t.order_key(a.key);
       }
     }
     r->version.store(a.version, std::memory_order_release);
@@ -371,10 +363,9 @@ class Mmdb {
       });
     });
     for (auto& t : tables_)  // the live rows' keys, each thread a slice of the hash index
-      if (t->ordered)
-        t->ordered->rebuild_from(*t->index, nthreads, [](uint64_t v) {
-          return reinterpret_cast<Row*>(v)->state.load(std::memory_order_relaxed) == kLive;
-        });
+      t->rebuild_ordered(nthreads, [](uint64_t v) {
+        return reinterpret_cast<Row*>(v)->state.load(std::memory_order_relaxed) == kLive;
+      });
     for (auto& t : tables_) rep.rows += t->next.load();
     rep.lap("load_checkpoint_and_index");
     std::atomic<uint64_t> replayed{0};
@@ -407,9 +398,7 @@ class Mmdb {
   // The engine's own invariants after recovery: every row reachable through the index under
   // its key, the index holding nothing else, no row left mid-install.
   nlohmann::json check() const {
-    uint64_t bad = 0;
-    std::vector<std::string> ex;
-    auto fail = [&](const std::string& s) { if (++bad <= 10) ex.push_back(s); };
+    Violations fail;
     for (auto& tp : tables_) {
       Table& t = *tp;
       uint64_t n = std::min<uint64_t>(t.next.load(), t.info.capacity), indexed = 0, unused = 0;
@@ -434,7 +423,7 @@ class Mmdb {
         fail(t.info.name + ": ordered index holds " + std::to_string(t.ordered->size()) +
              " keys for " + std::to_string(live) + " live rows");
     }
-    return {{"violations", bad}, {"examples", ex}};
+    return fail.json();
   }
 
   nlohmann::json stats() const {
@@ -493,11 +482,11 @@ class Mmdb {
       uint32_t was = r->state.load();
       if (del) {
         r->state.store(kDeleted);
-        if (t.ordered && was == kLive) t.ordered->remove(e.key);
+        if (was == kLive) t.unorder_key(e.key);
       } else {
         memcpy(r->data(), img, e.len);
         r->state.store(kLive);
-        if (t.ordered && was != kLive) t.ordered->insert(e.key);
+        if (was != kLive) t.order_key(e.key);
       }
       r->version.store(e.version, std::memory_order_release);
     } else {

@@ -37,7 +37,8 @@
 #include "storage/engine.h"
 #include "storage/engines/nvmvcc/version.h"
 #include "storage/hash_index.h"
-#include "storage/ordered_index.h"
+#include "storage/table_indexes.h"
+#include "storage/violations.h"
 
 namespace nvt::nvmvcc {
 
@@ -58,12 +59,9 @@ class NvMvcc {
   static constexpr uint32_t kMaxTables = 32;
   static constexpr uint64_t kMagic = 0x4e564d5643430001ull;  // "NVMVCC" 1
 
-  struct Table {
-    TableInfo info;
+  struct Table : TableIndexes {
     RecordHead* heads = nullptr;  // NVM, record ID order
     std::atomic<uint64_t> next{0};
-    std::unique_ptr<HashIndex> index;
-    std::unique_ptr<OrderedIndex> ordered;  // only for tables with TableInfo::ordered
     std::unique_ptr<VersionHeap> heap;
   };
   // A committed delete whose key leaves the ordered index once CC::below_horizon(txid).
@@ -108,13 +106,10 @@ class NvMvcc {
     CC::attach(ccr.base, threads_, !ccr.existed);
     for (auto& ti : tables) {
       auto t = std::make_unique<Table>();
-      t->info = ti;
       t->heads = reinterpret_cast<RecordHead*>(
           env.nvm.region("nvmvcc.heads." + ti.name, ti.capacity * sizeof(RecordHead),
                          dev::RegionKind::Persistent).base);
-      t->index = std::make_unique<HashIndex>(ti.capacity, env.dram, "index." + ti.name);
-      if (ti.ordered)
-        t->ordered = std::make_unique<OrderedIndex>(ti.capacity, env.dram, "ordered_index." + ti.name);
+      t->make_indexes(ti, env.dram);
       uint64_t sb = slot_bytes(ti), ns = heap_slots(ti, env.opt);
       dev::Region heap = env.nvm.region("nvmvcc.versions." + ti.name, ns * sb, dev::RegionKind::Persistent);
       if (heap.existed) ns = heap.size / sb;
@@ -156,9 +151,8 @@ class NvMvcc {
     uint32_t len = t.info.schema.tuple_size();
     memcpy(v->data(), image, len);  // counted by after_load()'s flush
     h->latest.store(ref, std::memory_order_release);
-    if (!t.index->insert(key, reinterpret_cast<uint64_t>(h)))
-      throw std::runtime_error("duplicate key " + std::to_string(key) + " in " + t.info.name);
-    if (t.ordered) t.ordered->insert(key);
+    t.index_loaded(key, reinterpret_cast<uint64_t>(h));
+    t.order_key(key);
   }
 
   // Everything loaded made durable, then the row counts: the image is recoverable from here.
@@ -207,9 +201,7 @@ class NvMvcc {
   // some it does not, which the CC's read filters).
   void scan_keys(uint32_t table, uint64_t lo, uint64_t hi, size_t limit, std::vector<uint64_t>& out,
                  bool reverse) const {
-    const Table& t = *tables_.at(table);
-    if (!t.ordered) throw std::logic_error("scan on table " + t.info.name + " without an ordered index");
-    t.ordered->range(lo, hi, limit, out, reverse);
+    tables_.at(table)->scan(lo, hi, limit, out, reverse);
   }
 
   // The new versions' payloads (written in place in NVM by the workload), and a delete's
@@ -328,7 +320,7 @@ class NvMvcc {
     for (size_t ti = 0; ti < tables_.size(); ti++) {
       Table& t = *tables_[ti];
       t.next = *std::max_element(tops.begin() + std::ptrdiff_t(ti * nw), tops.begin() + std::ptrdiff_t((ti + 1) * nw));
-      if (t.ordered) t.ordered->rebuild_from(*t.index, int(nw));
+      t.rebuild_ordered(int(nw));
     }
     rep.replayed = 0;
     rep.lap("scan_chains_and_index");
@@ -355,9 +347,7 @@ class NvMvcc {
   // no version slot in two chains, every live record (newest committed version no tombstone)
   // in the ordered index and every key there indexed.
   nlohmann::json check() const {
-    uint64_t bad = 0;
-    std::vector<std::string> ex;
-    auto fail = [&](const std::string& s) { if (++bad <= 10) ex.push_back(s); };
+    Violations fail;
     for (auto& tp : tables_) {
       Table& t = *tp;
       std::vector<bool> seen(t.heap->slots());
@@ -383,7 +373,7 @@ class NvMvcc {
             fail(t.info.name + ": key " + std::to_string(k) + " ordered but not indexed");
         });
     }
-    return {{"violations", bad}, {"examples", ex}};
+    return fail.json();
   }
 
   nlohmann::json stats() const {

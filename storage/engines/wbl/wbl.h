@@ -50,25 +50,24 @@
 #include "storage/engine.h"
 #include "storage/engines/wbl/version.h"
 #include "storage/engines/zen/met_cache.h"
-#include "storage/engines/zen/page_manager.h"
+#include "storage/engines/zen/nvm_heap.h"
 #include "storage/engines/zen/recovery.h"
-#include "storage/engines/zen/tuple_allocator.h"
 #include "storage/hash_index.h"
-#include "storage/ordered_index.h"
 #include "storage/parallel.h"
 #include "storage/prefetch.h"
+#include "storage/table_indexes.h"
+#include "storage/violations.h"
 
 namespace nvt::wbl {
 
 using zen::Garbage;
 using zen::HeapRegion;
 using zen::kPageBytes;
-using zen::PageManager;
+using zen::NvmHeap;
 
 constexpr uint64_t kLoadCts = 1;               // commit timestamp of loaded tuples
 constexpr uint64_t kMinEntriesPerRegion = 64;  // as Zen: a transaction's working set
 constexpr uint64_t kMinEntriesPerScanRegion = 320;
-constexpr double kSpaceWaitS = 5;
 constexpr size_t kGcPerTxn = 64;
 constexpr uint64_t kMinGrant = 256;  // timestamps a record grants beyond those already taken
 constexpr uint64_t kMaxHeapBytes = (1ull << 32) * 32;  // previous-version references: 32 bits of 32 B
@@ -120,25 +119,18 @@ class Wbl {
     std::chrono::steady_clock::time_point short_since{};
   };
 
+  // Zen's heap (nvm_heap.h): superseded versions wait for the next durable record and for every
+  // running transaction, as Zen's for the global minimum.
   static uint64_t heap_pages(const std::vector<TableInfo>& tables, const EngineOptions& o) {
-    uint64_t p = 0;
-    for (auto& t : tables) {
-      uint64_t per = kPageBytes / slot_bytes(t.schema.tuple_size());
-      // Room for one old version per tuple: superseded versions wait for the next durable
-      // record and for every running transaction (as Zen's wait for the global minimum).
-      p += (2 * t.capacity + per - 1) / per + 2 * uint64_t(o.threads);
-    }
-    return p;
+    return NvmHeap::pages_for(tables, o.threads, slot_bytes);
   }
   static uint64_t metadata_bytes(const std::vector<TableInfo>& tables, const EngineOptions& o) {
-    uint64_t b = 0;
-    for (auto& t : tables) b += heap_pages({t}, o) * (kPageBytes / slot_bytes(t.schema.tuple_size())) * 8;
-    return b;
+    return NvmHeap::allocator_bytes(tables, o.threads, slot_bytes);
   }
   static uint64_t nvm_bytes(const std::vector<TableInfo>& tables, const EngineOptions& o) {
     uint64_t p = heap_pages(tables, o), heads = 0;
     for (auto& t : tables) heads += t.capacity * kHeadStride + (2ull << 20);
-    return p * kPageBytes + p * 8 + heads + kLogRecords * sizeof(LogRecord) + (8ull << 20);
+    return NvmHeap::nvm_bytes(p) + heads + kLogRecords * sizeof(LogRecord) + (8ull << 20);
   }
   static std::pair<uint64_t, uint64_t> hit_counts(const Thread& th) { return {th.hits, th.accesses}; }
 
@@ -150,32 +142,22 @@ class Wbl {
       throw std::invalid_argument("wbl: group-commit interval must be 1..1000000 us");
     std::vector<uint32_t> strides;
     for (uint32_t i = 0; i < tables.size(); i++) {
+      if (tables[i].capacity >= (1ull << 32)) throw std::invalid_argument("wbl: table " + tables[i].name + " exceeds 2^32 rows");
       auto t = std::make_unique<Table>();
-      t->info = tables[i];
+      t->make_indexes(tables[i], env.dram);
       t->len = tables[i].schema.tuple_size();
-      if (t->info.capacity >= (1ull << 32)) throw std::invalid_argument("wbl: table " + t->info.name + " exceeds 2^32 rows");
-      t->index = std::make_unique<HashIndex>(tables[i].capacity, env.dram, "index." + tables[i].name);
-      if (tables[i].ordered)
-        t->ordered = std::make_unique<OrderedIndex>(tables[i].capacity, env.dram, "ordered_index." + tables[i].name);
       t->heads = env.nvm.region("wbl.heads." + std::to_string(i), t->info.capacity * kHeadStride,
                                 dev::RegionKind::Persistent).base;
       strides.push_back(slot_bytes(t->len));
       tables_.push_back(std::move(t));
     }
     env.dram.charge(kPrivateBytesPerThread * uint64_t(nthreads_), "private");
-    pages_ = std::make_unique<PageManager>(env.nvm, heap_pages(tables, env.opt), "wbl");
-    if (pages_->pages() * kPageBytes > kMaxHeapBytes) throw std::invalid_argument("wbl: version heap above 128 GiB");
+    heap_ = std::make_unique<NvmHeap>(env.nvm, heap_pages(tables, env.opt), "wbl", strides, nthreads_, false,
+                                      "wbl: NVM version heap full (raise --nvm-size)");
+    if (heap_->pages().pages() * kPageBytes > kMaxHeapBytes) throw std::invalid_argument("wbl: version heap above 128 GiB");
     env.dram.charge(metadata_bytes(tables, env.opt), "wbl.allocator");
     log_ = reinterpret_cast<LogRecord*>(
         env.nvm.region("wbl.log", kLogRecords * sizeof(LogRecord), dev::RegionKind::Persistent).base);
-
-    uint32_t nregions = uint32_t(nthreads_);
-    for (uint64_t i = 0; i < pages_->pages(); i++)
-      if (pages_->owner(i).used) nregions = std::max(nregions, pages_->owner(i).region + 1);
-    for (uint32_t r = 0; r < nregions; r++)
-      regions_.push_back(std::make_unique<HeapRegion>(r, *pages_, strides, nullptr));
-    for (uint64_t i = 0; i < pages_->pages(); i++)
-      if (pages_->owner(i).used) regions_[pages_->owner(i).region]->count_page();
 
     // The tuple cache: the DRAM for data (database / P), within what indexes, private data and
     // allocator metadata left of the budget; the allowances never become cache.
@@ -204,9 +186,7 @@ class Wbl {
     for (int t = 0; t < nthreads_; t++) {
       Thread& th = threads_[size_t(t)];
       th.tid = t;
-      for (uint32_t r = uint32_t(nthreads_); r < nregions; r++)
-        if (int(r % uint32_t(nthreads_)) == t) th.regions.push_back(r);
-      th.regions.push_back(uint32_t(t));
+      th.regions = heap_->regions_of(t);
       th.hand.assign(tables_.size(), 0);
       th.foreign_hand.assign(tables_.size() * size_t(nthreads_), 0);
       th.need.assign(tables_.size(), 0);
@@ -221,7 +201,7 @@ class Wbl {
 
   void load(Thread& th, uint32_t table, uint64_t key, const char* image) {
     Table& t = *tables_[table];
-    char* slot = take(th, *regions_[size_t(th.tid)], table);
+    char* slot = take(th, heap_->region(size_t(th.tid)), table);
     uint32_t hid = new_head(t);
     Version* v = Version::at(slot);
     v->set_cts(kLoadCts);
@@ -230,9 +210,8 @@ class Wbl {
     v->link = hid;
     memcpy(v->data(), image, t.len);
     new (head(t, hid)) Meta();
-    if (!t.index->insert(key, zen::nvm_value(slot)))
-      throw std::runtime_error("duplicate key " + std::to_string(key) + " in " + t.info.name);
-    if (t.ordered) t.ordered->insert(key);
+    t.index_loaded(key, zen::nvm_value(slot));
+    t.order_key(key);
   }
 
   bool insert(Thread& th, uint32_t table, uint64_t key, RowRef& ref) {
@@ -241,11 +220,7 @@ class Wbl {
     th.accesses++;
     if (t.index->lookup(key) != HashIndex::kNoValue) return false;
     Entry* e = victim(th, table);
-    memset(e->data(), 0, t.len);
-    e->nvm = nullptr;
-    e->key = key;
-    e->table = table;
-    e->cts = 0;
+    Cache::clear_for_insert(e, key, table, t.len);
     e->meta.hid = new_head(t);
     e->meta.head = head(t, e->meta.hid);
     track(th, e->meta.head);
@@ -266,14 +241,11 @@ class Wbl {
     th.undone_heads.push_back({a.table, e->meta.hid});  // reused after the CC released it
   }
   bool visible(const Access& a) const {
-    uint64_t s = static_cast<Entry*>(a.row.handle)->state.load(std::memory_order_acquire);
-    return a.type == AccessType::Insert ? (s & zen::kNew) != 0 : (s & (zen::kNew | zen::kCopy)) == 0;
+    return Cache::visible(static_cast<Entry*>(a.row.handle), a.type == AccessType::Insert);
   }
   void scan_keys(uint32_t table, uint64_t lo, uint64_t hi, size_t limit, std::vector<uint64_t>& out,
                  bool reverse) const {
-    const Table& t = *tables_.at(table);
-    if (!t.ordered) throw std::logic_error("scan on table " + t.info.name + " without an ordered index");
-    t.ordered->range(lo, hi, limit, out, reverse);
+    tables_.at(table)->scan(lo, hi, limit, out, reverse);
   }
 
   void prefetch(uint32_t table, const uint64_t* keys, size_t n) const {
@@ -289,24 +261,12 @@ class Wbl {
     Table& t = *tables_[table];
     th.accesses++;
     for (;;) {
-      uint64_t v = t.index->lookup(key);
-      if (v == HashIndex::kNoValue) return false;
-      if (!zen::is_nvm_value(v)) {
-        Entry* e = reinterpret_cast<Entry*>(v);
-        if (Cache::pin(e)) {
-          if (e->state.load(std::memory_order_acquire) & zen::kNew) {
-            Cache::unpin(e);
-            return false;
-          }
-          if (t.index->lookup(key) == v) {
-            th.hits++;
-            return pinned(th, e, ref);
-          }
-          Cache::unpin(e);
-        }
-        _mm_pause();
-        continue;
+      uint64_t v;
+      if (Entry* e = Cache::pin_indexed(*t.index, key, v)) {
+        th.hits++;
+        return pinned(th, e, ref);
       }
+      if (v == HashIndex::kNoValue) return false;
       // Miss: the newest version comes into this thread's cache region.
       Entry* e = victim(th, table);
       fill(e, t, table, key, zen::nvm_of(v));
@@ -317,24 +277,14 @@ class Wbl {
 
   // Room for the transaction's new versions, checked before the CC validates (as Zen's).
   bool reserve(Thread& th, const Access* acc, size_t n) {
-    if (!count_need(th, acc, n) || has_room(th)) return true;
-    reclaim(th, ~size_t(0));
-    auto now = std::chrono::steady_clock::now();
-    if (has_room(th)) {
-      th.short_since = {};
-      return true;
-    }
-    if (th.short_since == std::chrono::steady_clock::time_point{}) th.short_since = now;
-    else if (now - th.short_since > std::chrono::duration<double>(kSpaceWaitS))
-      throw std::runtime_error("wbl: NVM version heap full (raise --nvm-size)");
-    return false;
+    return heap_->reserve(th.regions, th.need, acc, n, th.short_since, [&] { reclaim(th, ~size_t(0)); }, [] {});
   }
 
   // The commit: returns the commit timestamp (0 for a read-only transaction).
   uint64_t persist(Thread& th, Access* acc, size_t n) {
     persist_meta(th, 0);  // what validation wrote (locks, read timestamps)
     th.written.clear();
-    if (!count_need(th, acc, n)) {
+    if (!NvmHeap::count_need(th.need, acc, n)) {
       // Read-only: durable once what it read is, every version it read has a timestamp at
       // most the newest handed out (conservative: one load, no per-read tracking).
       th.last_cts = counter_.load(std::memory_order_seq_cst) - 1;
@@ -347,7 +297,7 @@ class Wbl {
     const uint64_t cts = counter_.fetch_add(1, std::memory_order_seq_cst);
     await_grant(th, cts);
     const uint64_t txn = (uint64_t(th.tid) + 1) << 48 | (++th.txn_seq & ((1ull << 48) - 1));
-    HeapRegion& r = pick_region(th);
+    HeapRegion& r = heap_->pick(th.regions, th.need);
     try {
       for (size_t i = 0; i < n; i++) {
         Access& a = acc[i];
@@ -417,26 +367,18 @@ class Wbl {
     Entry* e = static_cast<Entry*>(a.row.handle);
     char* old = e->nvm;
     if (a.type == AccessType::Delete) {
-      t.index->remove(a.key);
-      if (t.ordered) t.ordered->remove(a.key);
-      e->nvm = slot;
-      e->cts = a.version;
-      e->state.fetch_or(zen::kCopy, std::memory_order_acq_rel);
+      t.drop_key(a.key);
+      Cache::kill(e, slot, a.version);
       th.garbage.push_back({old, a.table, a.version});
       th.tombstones.push_back({slot, a.table, a.version});
       return;
     }
-    e->state.fetch_or(zen::kDirty, std::memory_order_relaxed);
-    memcpy(e->data(), a.local, a.len);
-    dev::write(e->data(), a.len);
-    e->nvm = slot;
-    e->cts = a.version;
     if (a.type == AccessType::Insert) {
-      e->state.fetch_and(~(zen::kDirty | zen::kNew), std::memory_order_release);
-      if (t.ordered) t.ordered->insert(a.key);
+      Cache::install(e, a.local, a.len, slot, a.version, zen::kNew);
+      t.order_key(a.key);
       return;
     }
-    e->state.fetch_and(~zen::kDirty, std::memory_order_release);
+    Cache::install(e, a.local, a.len, slot, a.version);
     th.garbage.push_back({old, a.table, a.version});
   }
 
@@ -464,14 +406,13 @@ class Wbl {
   // The loaded database is written back, then the first record (cp = cd = the load's
   // timestamp) and the loaded mark make it complete.
   void after_load() {
-    for (uint64_t p = 0; p < pages_->pages(); p++)
-      if (pages_->owner(p).used) dev::flush(pages_->page(p), kPageBytes);
+    heap_->flush_used_pages();
     for (auto& t : tables_) dev::flush(t->heads, t->head_next.load() * kHeadStride);
     dev::fence();
     append_record(kLoadCts, kLoadCts);
     cp_.store(kLoadCts);
     cd_.store(kLoadCts);
-    pages_->set_loaded();
+    heap_->pages().set_loaded();
   }
 
   void start() {
@@ -503,12 +444,12 @@ class Wbl {
   // Stops the group-commit thread and writes a last record that covers every commit.
   void stop() {
     if (running_.exchange(false) && gc_thread_.joinable()) gc_thread_.join();
-    if (log_ && pages_ && pages_->loaded()) group_commit(false);
+    if (log_ && heap_ && heap_->pages().loaded()) group_commit(false);
   }
 
   RecoveryReport recover(int nthreads) {
     RecoveryReport rep;
-    if (!pages_->loaded())
+    if (!heap_->pages().loaded())
       throw std::runtime_error("NVM image holds no complete WBL database (power failed while loading)");
     nthreads = std::max(1, nthreads);
     const LogRecord last = last_record();
@@ -519,8 +460,8 @@ class Wbl {
 
     // Scan every version: above cp is never committed (erased), else the newest per key wins.
     std::vector<uint64_t> used;
-    for (uint64_t i = 0; i < pages_->pages(); i++)
-      if (pages_->owner(i).used) used.push_back(i);
+    for (uint64_t i = 0; i < heap_->pages().pages(); i++)
+      if (heap_->pages().owner(i).used) used.push_back(i);
     const size_t nw = size_t(nthreads);
     std::vector<std::vector<char*>> freed(nw);
     std::vector<std::vector<Version*>> tombs(nw);  // committed tombstones: dropped below if newest
@@ -531,10 +472,10 @@ class Wbl {
       auto put_free = [&](zen::NvmTuple* t) { freed[size_t(w)].push_back(reinterpret_cast<char*>(t)); };
       for (size_t i; (i = next.fetch_add(1)) < used.size();) {
         uint64_t p = used[i];
-        uint32_t table = pages_->owner(p).table;
+        uint32_t table = heap_->pages().owner(p).table;
         if (table >= tables_.size()) { foreign = true; continue; }
         uint32_t stride = slot_bytes(tables_[table]->len);
-        char* base = pages_->page(p);
+        char* base = heap_->pages().page(p);
         for (uint64_t s = 0; s + stride <= kPageBytes; s += stride) {
           Version* v = Version::at(base + s);
           dev::read(v, kVersionHeader);
@@ -629,9 +570,9 @@ class Wbl {
       });
       t.free_heads.clear();
       for (size_t w = nw; w-- > 0;) t.free_heads.insert(t.free_heads.end(), slice[w].begin(), slice[w].end());
-      if (t.ordered) t.ordered->rebuild_from(*t.index, nthreads);
+      t.rebuild_ordered(nthreads);
     }
-    zen::put_free_by_region(nthreads, freed, *pages_, regions_);
+    heap_->put_free(nthreads, freed);
     uint64_t top = cd;
     for (int w = 0; w < nthreads; w++) {
       recovered_versions_ += committed[size_t(w)];
@@ -673,10 +614,8 @@ class Wbl {
   // committed timestamp at or below the durable cp and a head of its own; every heap slot is
   // exactly one of indexed, free, awaiting reclamation or a held tombstone.
   nlohmann::json check() const {
-    uint64_t bad = 0;
-    std::vector<std::string> ex;
-    auto fail = [&](const std::string& s) { if (++bad <= 10) ex.push_back(s); };
-    std::unordered_set<const char*> live, spare;
+    Violations fail;
+    std::unordered_set<const char*> live;
     const uint64_t cp = cp_.load();
     for (uint32_t ti = 0; ti < tables_.size(); ti++) {
       std::unordered_set<uint32_t> heads;
@@ -691,28 +630,8 @@ class Wbl {
         if (!live.insert(s).second) fail("slot indexed twice");
       });
     }
-    auto add_spare = [&](const char* s) {
-      if (live.count(s) || !spare.insert(s).second) fail("slot both in use and free, or freed twice");
-    };
-    for (auto& r : regions_)
-      for (uint32_t ti = 0; ti < tables_.size(); ti++)
-        for (char* s : r->free_list(ti)) add_spare(s);
-    for (auto& th : threads_) {
-      for (auto& g : th.garbage) add_spare(g.slot);
-      for (auto& g : th.tombstones) add_spare(g.slot);
-    }
-    for (int t = 0; t < nthreads_; t++)
-      for (auto& g : shared_[t].inbox) add_spare(g.slot);
-    for (uint64_t p = 0; p < pages_->pages(); p++) {
-      if (!pages_->owner(p).used) continue;
-      uint32_t stride = slot_bytes(tables_[pages_->owner(p).table]->len);
-      for (uint64_t s = 0; s + stride <= kPageBytes; s += stride) {
-        const char* slot = pages_->page(p) + s;
-        if (!live.count(slot) && !spare.count(slot))
-          fail("slot " + std::to_string(uint64_t(slot - pages_->page(0))) + " leaked: neither in use nor free");
-      }
-    }
-    return {{"violations", bad}, {"examples", ex}};
+    heap_->check_slots(live, threads_, fail);
+    return fail.json();
   }
 
   nlohmann::json stats() const {
@@ -754,16 +673,13 @@ class Wbl {
               {"thread_nvm_write_bytes", gc_counters_.nvm_write_bytes}}},
             {"recovery", {{"cp", recovery_cp_}, {"cd", recovery_cd_},
                           {"versions_kept", recovered_versions_}, {"versions_erased", discarded_versions_}}},
-            {"nvm_pages", {{"used", pages_->used()}, {"total", pages_->pages()}}},
+            {"nvm_pages", {{"used", heap_->pages().used()}, {"total", heap_->pages().pages()}}},
             {"next_cts", counter_.load()}};
   }
 
  private:
-  struct Table {
-    TableInfo info;
+  struct Table : TableIndexes {
     uint32_t len = 0;
-    std::unique_ptr<HashIndex> index;
-    std::unique_ptr<OrderedIndex> ordered;
     std::unique_ptr<Cache> cache;
     char* heads = nullptr;
     std::atomic<uint64_t> head_next{0};
@@ -774,9 +690,6 @@ class Wbl {
   struct alignas(64) Shared {
     std::atomic<uint64_t> active_since{0};  // clock when the running transaction began; 0: none
     std::atomic<uint64_t> inflight{0};      // a lower bound of the timestamp being persisted; 0: none
-    std::mutex inbox_mu;
-    std::vector<Garbage> inbox;
-    std::atomic<bool> has_inbox{false};
   };
 
   static char* head(Table& t, uint32_t hid) { return t.heads + uint64_t(hid) * kHeadStride; }
@@ -796,7 +709,7 @@ class Wbl {
   }
 
   uint64_t prev_ref(const char* slot) const {
-    return slot ? uint64_t(slot - pages_->page(0)) / 32 + 1 : 0;
+    return slot ? uint64_t(slot - heap_->pages().page(0)) / 32 + 1 : 0;
   }
 
   // A transaction starts at its first lookup: its start bounds what may be reclaimed.
@@ -877,40 +790,8 @@ class Wbl {
                              " too small for one transaction (every entry pinned; raise --dram-size)");
   }
 
-  HeapRegion& pick_region(Thread& th) {
-    for (size_t i = 0; i + 1 < th.regions.size(); i++) {
-      HeapRegion& r = *regions_[th.regions[i]];
-      bool fits = true;
-      for (uint32_t t = 0; t < th.need.size(); t++) fits &= r.free_slots(t) >= th.need[t];
-      if (fits) return r;
-    }
-    return *regions_[th.regions.back()];
-  }
-
-  static size_t count_need(Thread& th, const Access* acc, size_t n) {
-    std::fill(th.need.begin(), th.need.end(), 0);
-    size_t total = 0;
-    for (size_t i = 0; i < n; i++)
-      if (acc[i].type != AccessType::Read) th.need[acc[i].table]++, total++;
-    return total;
-  }
-
-  bool has_room(Thread& th) {
-    HeapRegion& r = pick_region(th);
-    uint64_t pages = 0;
-    for (uint32_t t = 0; t < th.need.size(); t++)
-      if (r.free_slots(t) < th.need[t]) {
-        uint64_t per = kPageBytes / slot_bytes(tables_[t]->len);
-        pages += (th.need[t] - r.free_slots(t) + per - 1) / per;
-      }
-    return pages == 0 || pages_->pages_left() >= pages;
-  }
-
   char* take(Thread& th, HeapRegion& r, uint32_t table) {
-    if (char* s = r.take(table)) return s;
-    reclaim(th, ~size_t(0));
-    if (char* s = r.take(table, false)) return s;
-    throw std::runtime_error("wbl: NVM version heap full (raise --nvm-size)");
+    return heap_->take(r, table, [&] { reclaim(th, ~size_t(0)); });
   }
 
   // A timestamp above the durable cd waits for the next record to raise the grant.
@@ -984,38 +865,17 @@ class Wbl {
   }
 
   void reclaim(Thread& th, size_t budget) {
-    Shared& sh = shared_[th.tid];
-    if (sh.has_inbox.load(std::memory_order_acquire)) {
-      std::lock_guard g(sh.inbox_mu);
-      for (auto& x : sh.inbox) regions_[pages_->region_of(x.slot)]->put(x.table, x.slot);
-      sh.inbox.clear();
-      sh.has_inbox.store(false, std::memory_order_relaxed);
-    }
+    heap_->collect_inbox(th.tid);
     if (th.garbage.empty()) return;
     if (th.garbage.front().cts >= th.min_cts) th.min_cts = reclaim_bound();
-    for (; budget && !th.garbage.empty() && th.garbage.front().cts < th.min_cts; budget--) {
-      Garbage x = th.garbage.front();
-      th.garbage.pop_front();
-      th.reclaimed++;
-      uint32_t r = pages_->region_of(x.slot);
-      int owner = int(r % uint32_t(nthreads_));
-      if (owner == th.tid) {
-        regions_[r]->put(x.table, x.slot);
-      } else {
-        Shared& o = shared_[owner];
-        std::lock_guard g(o.inbox_mu);
-        o.inbox.push_back(x);
-        o.has_inbox.store(true, std::memory_order_release);
-      }
-    }
+    th.reclaimed += heap_->drain(th.tid, th.garbage, th.min_cts, budget);
   }
 
   EngineEnv& env_;
   int nthreads_;
   int interval_us_;
   std::vector<std::unique_ptr<Table>> tables_;
-  std::unique_ptr<PageManager> pages_;
-  std::vector<std::unique_ptr<HeapRegion>> regions_;
+  std::unique_ptr<NvmHeap> heap_;
   std::vector<Thread> threads_;
   std::unique_ptr<Shared[]> shared_;
   LogRecord* log_ = nullptr;

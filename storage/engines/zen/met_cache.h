@@ -12,6 +12,8 @@
 // The primary index value is either an entry's address or an NVM-tuple's address with the top
 // bit set (user-space addresses never use it).
 #pragma once
+#include <x86intrin.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -24,6 +26,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "storage/device/device.h"
 #include "storage/device/dram_budget.h"
 #include "storage/device/numa.h"
 
@@ -108,6 +111,62 @@ class MetCache {
     return true;
   }
   static void unpin(Entry* e) { e->state.fetch_sub(1, std::memory_order_release); }
+
+  // A lookup's cached case: `key`'s entry, pinned, found through `index` (an entry of any
+  // region, re-read until a pin holds on the entry still indexed). nullptr with `v` the index
+  // value otherwise: Index::kNoValue (no key, or an uncommitted insert) or an NVM-tuple (a miss).
+  template <class Index>
+  static Entry* pin_indexed(const Index& index, uint64_t key, uint64_t& v) {
+    for (;;) {
+      v = index.lookup(key);
+      if (v == Index::kNoValue || is_nvm_value(v)) return nullptr;
+      Entry* e = reinterpret_cast<Entry*>(v);
+      if (pin(e)) {
+        if (e->state.load(std::memory_order_acquire) & kNew) {  // an uncommitted insert
+          unpin(e);
+          v = Index::kNoValue;
+          return nullptr;
+        }
+        if (index.lookup(key) == v) return e;
+        unpin(e);  // evicted or copied meanwhile
+      }
+      _mm_pause();
+    }
+  }
+
+  // An insert's entry, before its first image: no NVM-tuple yet, no Tx-CTS.
+  static void clear_for_insert(Entry* e, uint64_t key, uint32_t table, uint32_t len) {
+    memset(e->data(), 0, len);
+    e->nvm = nullptr;
+    e->key = key;
+    e->table = table;
+    e->cts = 0;
+  }
+
+  // After an access the CC granted: false if the tuple was deleted meanwhile (an insert's own
+  // entry is visible while it is still new).
+  static bool visible(const Entry* e, bool insert) {
+    uint64_t s = e->state.load(std::memory_order_acquire);
+    return insert ? (s & kNew) != 0 : (s & (kNew | kCopy)) == 0;
+  }
+
+  // A committed image, persisted at `slot` with `cts`, into its entry; `clear`: flags that end
+  // with it (kNew for an insert). Readers see kDirty while the image changes.
+  static void install(Entry* e, const char* image, uint32_t len, char* slot, uint64_t cts, uint64_t clear = 0) {
+    e->state.fetch_or(kDirty, std::memory_order_relaxed);
+    memcpy(e->data(), image, len);
+    dev::write(e->data(), len);
+    e->nvm = slot;
+    e->cts = cts;
+    e->state.fetch_and(~(kDirty | clear), std::memory_order_release);
+  }
+
+  // A committed delete, its tombstone at `slot`: the entry dies (lookups re-read the index).
+  static void kill(Entry* e, char* slot, uint64_t cts) {
+    e->nvm = slot;
+    e->cts = cts;
+    e->state.fetch_or(kCopy, std::memory_order_acq_rel);
+  }
 
   // An entry a copy into another region left dead (kCopy, unpinned by the copier): its owner
   // reuses it before evicting anything (victim(), spare()). Left to CLOCK alone, dead entries

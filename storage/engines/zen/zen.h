@@ -51,21 +51,22 @@
 #include "storage/engine.h"
 #include "storage/engines/zen/lrt.h"
 #include "storage/engines/zen/met_cache.h"
+#include "storage/engines/zen/nvm_heap.h"
 #include "storage/engines/zen/nvm_tuple.h"
 #include "storage/engines/zen/page_manager.h"
 #include "storage/engines/zen/recovery.h"
 #include "storage/engines/zen/tuple_allocator.h"
 #include "storage/hash_index.h"
-#include "storage/ordered_index.h"
 #include "storage/parallel.h"
 #include "storage/prefetch.h"
+#include "storage/table_indexes.h"
+#include "storage/violations.h"
 
 namespace nvt::zen {
 
 constexpr uint64_t kLoadCts = 1;               // Tx-CTS of loaded tuples (each is its own LP)
 constexpr uint64_t kMinEntriesPerRegion = 64;  // C_min per thread: a transaction's working set
 constexpr uint64_t kMinEntriesPerScanRegion = 320;  // the same with range scans (see Zen())
-constexpr double kSpaceWaitS = 5;                // reserve(): how long space may stay short
 constexpr size_t kSharePages = 8;              // recovery: pages of a region one thread scans at a time
 constexpr size_t kGcPerTxn = 64;               // garbage entries examined per transaction
 constexpr size_t kGarbageThreshold = 1 << 16;  // a longer queue means a long-running transaction
@@ -123,31 +124,16 @@ class Zen {
     std::chrono::steady_clock::time_point short_since{};  // reserve() first found no room
   };
 
-  // Pages: every table 1.25x its capacity (room for old versions until reclaimed) plus two pages
-  // per thread (each thread writes its own region).
+  // The NVM-tuple heap's pages (nvm_heap.h) and its allocator's DRAM.
   static uint64_t heap_pages(const std::vector<TableInfo>& tables, const EngineOptions& o) {
-    uint64_t p = 0;
-    for (auto& t : tables) {
-      uint64_t per = kPageBytes / slot_bytes(t.schema.tuple_size());
-      // Room for one old version per tuple: under high skew and heavy writes, versions wait
-      // for the global minimum Tx-CTS to pass them (25% ran out in write-heavy YCSB at 0.95).
-      p += (2 * t.capacity + per - 1) / per + 2 * uint64_t(o.threads);
-    }
-    return p;
+    return NvmHeap::pages_for(tables, o.threads, slot_bytes);
   }
-  // DRAM for the allocator: one free-list pointer per heap slot, each table's pages by its own
-  // slot size (one table: the same as pages x slots per page).
   static uint64_t metadata_bytes(const std::vector<TableInfo>& tables, const EngineOptions& o) {
-    uint64_t b = 0;
-    for (auto& t : tables) {
-      uint64_t per = kPageBytes / slot_bytes(t.schema.tuple_size());
-      b += heap_pages({t}, o) * per * 8;
-    }
-    return b;
+    return NvmHeap::allocator_bytes(tables, o.threads, slot_bytes);
   }
   static uint64_t nvm_bytes(const std::vector<TableInfo>& tables, const EngineOptions& o) {
     uint64_t p = heap_pages(tables, o);
-    return p * kPageBytes + p * 8 + (ZEN_NAIVE_ALLOC ? p * kPageBytes / 256 : 0) + (8ull << 20);
+    return NvmHeap::nvm_bytes(p) + (ZEN_NAIVE_ALLOC ? p * kPageBytes / 256 : 0) + (8ull << 20);
   }
   static std::pair<uint64_t, uint64_t> hit_counts(const Thread& th) { return {th.hits, th.accesses}; }
 
@@ -159,11 +145,8 @@ class Zen {
     std::vector<uint32_t> strides;
     for (uint32_t i = 0; i < tables.size(); i++) {
       auto t = std::make_unique<Table>();
-      t->info = tables[i];
       t->len = tables[i].schema.tuple_size();
-      t->index = std::make_unique<HashIndex>(tables[i].capacity, env.dram, "index." + tables[i].name);
-      if (tables[i].ordered)
-        t->ordered = std::make_unique<OrderedIndex>(tables[i].capacity, env.dram, "ordered_index." + tables[i].name);
+      t->make_indexes(tables[i], env.dram);
       strides.push_back(slot_bytes(t->len));
       tables_.push_back(std::move(t));
     }
@@ -175,22 +158,13 @@ class Zen {
     set_persist_order(order);
 
     env.dram.charge(kPrivateBytesPerThread * uint64_t(nthreads_), "private");
-    pages_ = std::make_unique<PageManager>(env.nvm, heap_pages(tables, env.opt));
-    if (ZEN_NAIVE_ALLOC) bitmap_ = std::make_unique<AllocBitmap>(env.nvm, *pages_);
+    // Heap regions: one per thread of any run of this image (nvm_heap.h).
+    heap_ = std::make_unique<NvmHeap>(env.nvm, heap_pages(tables, env.opt), "zen", strides, nthreads_,
+                                      ZEN_NAIVE_ALLOC, "zen: NVM heap full (raise --nvm-size)");
     // NUMA-local write (journal 4.2.2): each region's pages from its writer's node.
-    if (dev::per_node_pools(dev::g_model.placement) && dev::g_model.nodes > 1) pages_->place_by_writer(nthreads_);
+    if (dev::per_node_pools(dev::g_model.placement) && dev::g_model.nodes > 1) heap_->pages().place_by_writer(nthreads_);
     // Allocator metadata: at most one free-list pointer per heap slot.
     env.dram.charge(metadata_bytes(tables, env.opt), "zen.allocator");
-
-    // Heap regions: one per thread of any run of this image; thread t writes the regions r with
-    // r % threads == t (one writer per region, as Algorithm 2 requires), its own one last.
-    uint32_t nregions = uint32_t(nthreads_);
-    for (uint64_t i = 0; i < pages_->pages(); i++)
-      if (pages_->owner(i).used) nregions = std::max(nregions, pages_->owner(i).region + 1);
-    for (uint32_t r = 0; r < nregions; r++)
-      regions_.push_back(std::make_unique<HeapRegion>(r, *pages_, strides, bitmap_.get()));
-    for (uint64_t i = 0; i < pages_->pages(); i++)
-      if (pages_->owner(i).used) regions_[pages_->owner(i).region]->count_page();
 
     // Met-Cache: the DRAM for data (database / P), within what indexes, private data and
     // allocator metadata left of the budget; the allowances never become cache.
@@ -221,9 +195,7 @@ class Zen {
     for (int t = 0; t < nthreads_; t++) {
       Thread& th = threads_[size_t(t)];
       th.tid = t;
-      for (uint32_t r = uint32_t(nthreads_); r < nregions; r++)
-        if (int(r % uint32_t(nthreads_)) == t) th.regions.push_back(r);
-      th.regions.push_back(uint32_t(t));
+      th.regions = heap_->regions_of(t);
       th.hand.assign(tables_.size(), 0);
       th.need.assign(tables_.size(), 0);
       th.region_full.assign(tables_.size(), 0);
@@ -243,16 +215,15 @@ class Zen {
 
   void load(Thread& th, uint32_t table, uint64_t key, const char* image) {
     Table& t = *tables_[table];
-    HeapRegion& r = *regions_[size_t(th.tid)];
+    HeapRegion& r = heap_->region(size_t(th.tid));
     char* slot = take(th, r, table);
     NvmTuple* n = NvmTuple::at(slot);
     n->id_word = NvmTuple::make_id(table, key);
     memcpy(n->data(), image, t.len);
     n->set_cts(kLoadCts, true);  // each loaded tuple is its own committed transaction
     r.set_lp(table, slot);
-    if (!t.index->insert(key, nvm_value(slot)))
-      throw std::runtime_error("duplicate key " + std::to_string(key) + " in " + t.info.name);
-    if (t.ordered) t.ordered->insert(key);
+    t.index_loaded(key, nvm_value(slot));
+    t.order_key(key);
   }
 
   // Claim `key` for an insert (see the header comment). False: the key is present or being
@@ -265,11 +236,7 @@ class Zen {
     if (t.index->lookup(key) != HashIndex::kNoValue) return false;
     Entry* e = victim(th, table);
     if (!e) return false;
-    memset(e->data(), 0, t.len);
-    e->nvm = nullptr;
-    e->key = key;
-    e->table = table;
-    e->cts = 0;
+    Cache::clear_for_insert(e, key, table, t.len);
     new (&e->meta) Meta();
     e->state.store(1 | kClock | kNew, std::memory_order_release);
     if (!t.index->insert(key, reinterpret_cast<uint64_t>(e))) {
@@ -287,14 +254,11 @@ class Zen {
   // After the CC granted an access: false if the tuple was deleted meanwhile.
   bool visible(const Access& a) const {
     if (as_direct(a.row.handle)) return true;  // read in NVM: the version the CC took
-    uint64_t s = static_cast<Entry*>(a.row.handle)->state.load(std::memory_order_acquire);
-    return a.type == AccessType::Insert ? (s & kNew) != 0 : (s & (kNew | kCopy)) == 0;
+    return Cache::visible(static_cast<Entry*>(a.row.handle), a.type == AccessType::Insert);
   }
   void scan_keys(uint32_t table, uint64_t lo, uint64_t hi, size_t limit, std::vector<uint64_t>& out,
                  bool reverse) const {
-    const Table& t = *tables_.at(table);
-    if (!t.ordered) throw std::logic_error("scan on table " + t.info.name + " without an ordered index");
-    t.ordered->range(lo, hi, limit, out, reverse);
+    tables_.at(table)->scan(lo, hi, limit, out, reverse);
   }
 
   // The Met-Cache entries (or NVM-tuples) `keys` name on their way into the cache
@@ -332,24 +296,12 @@ class Zen {
     if (th.snapshot && th.txn_accesses == kMinEntriesPerRegion)
       shared_[th.tid].snapshot_bound.store(history_bound().wts + 1, std::memory_order_seq_cst);
     for (;;) {
-      uint64_t v = t.index->lookup(key);
-      if (v == HashIndex::kNoValue) return false;
-      if (!is_nvm_value(v)) {  // cached, in any region
-        Entry* e = reinterpret_cast<Entry*>(v);
-        if (Cache::pin(e)) {
-          if (e->state.load(std::memory_order_acquire) & kNew) {  // an uncommitted insert
-            Cache::unpin(e);
-            return false;
-          }
-          if (t.index->lookup(key) == v) {
-            th.hits++;
-            return pinned(th, e, ref);
-          }
-          Cache::unpin(e);  // evicted or copied meanwhile
-        }
-        _mm_pause();
-        continue;
+      uint64_t v;
+      if (Entry* e = Cache::pin_indexed(*t.index, key, v)) {  // cached, in any region
+        th.hits++;
+        return pinned(th, e, ref);
       }
+      if (v == HashIndex::kNoValue) return false;
       // Zen+: a snapshot reader's miss is read in NVM, consuming no Met-Cache entry.
       if (th.snapshot) return direct(th, table, key, v, ref);
       // Miss: bring the NVM-tuple into this thread's region, enhanced with a fresh CC-Meta.
@@ -362,31 +314,20 @@ class Zen {
     }
   }
 
-  // Room in the thread's heap region for a transaction's writes, checked before the CC
-  // validates. Space runs short only while another thread holds the reclamation minimum back
-  // (e.g. descheduled): the transaction then aborts, stops holding the minimum itself, and is
-  // retried. Short for kSpaceWaitS on end means the heap is really full.
+  // Room in the thread's heap regions for a transaction's writes (NvmHeap::reserve()).
   bool reserve(Thread& th, const Access* acc, size_t n) {
-    if (!count_need(th, acc, n) || has_room(th)) return true;
-    reclaim(th, ~size_t(0));
-    auto now = std::chrono::steady_clock::now();
-    if (has_room(th)) {
-      th.short_since = {};
-      return true;
-    }
-    // Zen+'s condition 2 where the heap has no page left for this commit.
-    if (lrt_.adaptive() && lrt_.holder() < 0 && lrt_.under_beta(pages_->pages() - pages_->used(), pages_->pages()))
-      request_exclusive(LrtCondition::Beta);
-    if (th.short_since == std::chrono::steady_clock::time_point{}) th.short_since = now;
-    else if (now - th.short_since > std::chrono::duration<double>(kSpaceWaitS))
-      throw std::runtime_error("zen: NVM heap full (raise --nvm-size)");
-    return false;
+    return heap_->reserve(th.regions, th.need, acc, n, th.short_since, [&] { reclaim(th, ~size_t(0)); }, [&] {
+      // Zen+'s condition 2 where the heap has no page left for this commit.
+      PageManager& pm = heap_->pages();
+      if (lrt_.adaptive() && lrt_.holder() < 0 && lrt_.under_beta(pm.pages() - pm.used(), pm.pages()))
+        request_exclusive(LrtCondition::Beta);
+    });
   }
 
   // Algorithm 1. Returns the Tx-CTS (0 for a read-only transaction, which persists nothing).
   uint64_t persist(Thread& th, Access* acc, size_t n) {
     th.written.clear();
-    count_need(th, acc, n);
+    NvmHeap::count_need(th.need, acc, n);
     size_t lp = n;
     for (size_t i = 0; i < n; i++) {
       if (acc[i].type == AccessType::Read) continue;
@@ -404,7 +345,7 @@ class Zen {
       return 0;
     }
     const uint64_t cts = counter_.fetch_add(1, std::memory_order_acq_rel);
-    HeapRegion& r = pick_region(th);
+    HeapRegion& r = heap_->pick(th.regions, th.need);
     const bool reorder = dev::fault_is(dev::Fault::ReorderLP);
     char* lp_slot = nullptr;
     for (size_t i = 0; i < n; i++) {
@@ -475,8 +416,7 @@ class Zen {
       // The privileged transaction wrote a tuple it holds in NVM: the index goes from the old
       // NVM-tuple to the new one (no Met-Cache entry involved).
       if (a.type == AccessType::Delete) {
-        t.index->remove(a.key);
-        if (t.ordered) t.ordered->remove(a.key);
+        t.drop_key(a.key);
         th.tombstones.push_back({slot, a.table, a.version});
       } else if (!t.index->update(a.key, nvm_value(d->nvm), nvm_value(slot))) {
         throw std::logic_error("zen: NVM-tuple written in the exclusive stage was not indexed");
@@ -488,33 +428,20 @@ class Zen {
     Entry* e = static_cast<Entry*>(a.row.handle);
     char* old = e->nvm;
     if (a.type == AccessType::Delete) {
-      t.index->remove(a.key);
-      if (t.ordered) t.ordered->remove(a.key);
-      e->nvm = slot;
-      e->cts = a.version;
-      e->state.fetch_or(kCopy, std::memory_order_acq_rel);  // dead: lookups re-read the index
+      t.drop_key(a.key);
+      Cache::kill(e, slot, a.version);
       th.garbage.push_back({old, a.table, a.version});
       th.tombstones.push_back({slot, a.table, a.version});
       return;
     }
     if (a.type == AccessType::Insert) {
-      e->state.fetch_or(kDirty, std::memory_order_relaxed);
-      memcpy(e->data(), a.local, a.len);
-      dev::write(e->data(), a.len);
-      e->nvm = slot;
-      e->cts = a.version;
-      e->state.fetch_and(~(kDirty | kNew), std::memory_order_release);
-      if (t.ordered) t.ordered->insert(a.key);
+      Cache::install(e, a.local, a.len, slot, a.version, kNew);
+      t.order_key(a.key);
       return;  // no previous version
     }
     bool foreign = t.cache->region_of(e) != th.tid;
     if (!(foreign && copy_to_own_region(th, t, a, e, slot))) {
-      e->state.fetch_or(kDirty, std::memory_order_relaxed);
-      memcpy(e->data(), a.local, a.len);
-      dev::write(e->data(), a.len);
-      e->nvm = slot;
-      e->cts = a.version;
-      e->state.fetch_and(~kDirty, std::memory_order_release);
+      Cache::install(e, a.local, a.len, slot, a.version);
       th.foreign_in_place += foreign;
     }
     // The previous version is garbage once no running transaction can reach it.
@@ -560,10 +487,9 @@ class Zen {
   // Loader threads end without a last fence, so the loaded pages are written back from here,
   // then the database is marked complete.
   void after_load() {
-    for (uint64_t p = 0; p < pages_->pages(); p++)
-      if (pages_->owner(p).used) dev::flush(pages_->page(p), kPageBytes);
+    heap_->flush_used_pages();
     dev::fence();
-    pages_->set_loaded();
+    heap_->pages().set_loaded();
   }
   void start() {}
   void stop() {}
@@ -577,23 +503,23 @@ class Zen {
   // index and free-slot lists in slices. Only per-region and per-share work stays serial.
   RecoveryReport recover(int nthreads) {
     RecoveryReport rep;
-    if (!pages_->loaded())
+    if (!heap_->pages().loaded())
       throw std::runtime_error("NVM image holds no complete Zen database (power failed while loading)");
-    const size_t n = size_t(std::max(1, nthreads)), nregions = regions_.size();
+    const size_t n = size_t(std::max(1, nthreads)), nregions = heap_->regions();
     // Each region's pages, tables in persist order so LP tuples are met early.
     std::vector<std::vector<uint64_t>> rpages(nregions);
     {
       std::vector<std::vector<std::vector<uint64_t>>> part(n, std::vector<std::vector<uint64_t>>(nregions));
-      const uint64_t npages = pages_->pages();
+      const uint64_t npages = heap_->pages().pages();
       parallel(int(n), [&](int w) {
         for (uint64_t i = npages * uint64_t(w) / n; i < npages * uint64_t(w + 1) / n; i++)
-          if (pages_->owner(i).used) part[size_t(w)][pages_->owner(i).region].push_back(i);
+          if (heap_->pages().owner(i).used) part[size_t(w)][heap_->pages().owner(i).region].push_back(i);
       });
       parallel(int(n), [&](int w) {
         for (size_t r = size_t(w); r < nregions; r += n) {
           for (auto& p : part) rpages[r].insert(rpages[r].end(), p[r].begin(), p[r].end());
           std::stable_sort(rpages[r].begin(), rpages[r].end(), [&](uint64_t a, uint64_t b) {
-            return tables_[pages_->owner(a).table]->rank < tables_[pages_->owner(b).table]->rank;
+            return tables_[heap_->pages().owner(a).table]->rank < tables_[heap_->pages().owner(b).table]->rank;
           });
         }
       });
@@ -615,7 +541,7 @@ class Zen {
       parallel(int(n), [&](int w) {
         auto put_free = [&](NvmTuple* t) { freed[size_t(w)].push_back(reinterpret_cast<char*>(t)); };
         auto index_gc = [&](NvmTuple* t) {
-          if (t->table() >= tables_.size() || t->table() != pages_->table_of(t))
+          if (t->table() >= tables_.size() || t->table() != heap_->pages().table_of(t))
             throw std::runtime_error("zen recovery: NVM-tuple names a table its page does not belong to");
           keys[size_t(w)] += update_index_gc(*tables_[t->table()]->index, t, put_free);
           if (t->deleted()) tombs[size_t(w)].push_back(t);
@@ -628,8 +554,8 @@ class Zen {
       auto each = [&](auto&& f) {
         for (size_t j = i * kSharePages; j < std::min(rpages[r].size(), (i + 1) * kSharePages); j++) {
           uint64_t p = rpages[r][j];
-          uint32_t stride = slot_bytes(tables_[pages_->owner(p).table]->len);
-          char* base = pages_->page(p);
+          uint32_t stride = slot_bytes(tables_[heap_->pages().owner(p).table]->len);
+          char* base = heap_->pages().page(p);
           for (uint64_t s = 0; s + stride <= kPageBytes; s += stride) f(base + s);
         }
       };
@@ -649,7 +575,7 @@ class Zen {
       max_cts = std::max(max_cts, m.max_cts);
       rep.replayed += m.committed;
       if (char* s = m.lp_slot) {
-        regions_[r]->set_lp(pages_->table_of(s), s);
+        heap_->region(r).set_lp(heap_->pages().table_of(s), s);
         lp_slots.insert(s);
       }
     }
@@ -694,11 +620,10 @@ class Zen {
     }
     rep.lap("drop_tombstones");
 
-    for (auto& t : tables_)
-      if (t->ordered) t->ordered->rebuild_from(*t->index, int(n));
+    for (auto& t : tables_) t->rebuild_ordered(int(n));
     rep.lap("rebuild_ordered_indexes");
 
-    put_free_by_region(int(n), freed, *pages_, regions_);
+    heap_->put_free(int(n), freed);
     counter_.store(max_cts + 1);
     rep.lap("rebuild_free_lists");
     return rep;
@@ -724,10 +649,8 @@ class Zen {
   // and a committed Tx-CTS; every heap slot is exactly one of indexed, free, or awaiting
   // reclamation: none lost, none both in use and free.
   nlohmann::json check() const {
-    uint64_t bad = 0;
-    std::vector<std::string> ex;
-    auto fail = [&](const std::string& s) { if (++bad <= 10) ex.push_back(s); };
-    std::unordered_set<const char*> live, spare;
+    Violations fail;
+    std::unordered_set<const char*> live;
     for (uint32_t ti = 0; ti < tables_.size(); ti++)
       tables_[ti]->index->for_each([&](uint64_t key, uint64_t v) {
         const char* s = is_nvm_value(v) ? nvm_of(v) : reinterpret_cast<Entry*>(v)->nvm;
@@ -736,30 +659,8 @@ class Zen {
           fail("key " + std::to_string(key) + " indexes a slot holding another tuple or none");
         if (!live.insert(s).second) fail("slot indexed twice");
       });
-    auto add_spare = [&](const char* s) {
-      if (live.count(s) || !spare.insert(s).second) fail("slot both in use and free, or freed twice");
-    };
-    for (auto& r : regions_) {
-      for (uint32_t ti = 0; ti < tables_.size(); ti++)
-        for (char* s : r->free_list(ti)) add_spare(s);
-      if (r->lp_slot() && r->lp_held_free()) add_spare(r->lp_slot());
-    }
-    for (auto& th : threads_) {
-      for (auto& g : th.garbage) add_spare(g.slot);
-      for (auto& g : th.tombstones) add_spare(g.slot);
-    }
-    for (int t = 0; t < nthreads_; t++)
-      for (auto& g : shared_[t].inbox) add_spare(g.slot);
-    for (uint64_t p = 0; p < pages_->pages(); p++) {
-      if (!pages_->owner(p).used) continue;
-      uint32_t stride = slot_bytes(tables_[pages_->owner(p).table]->len);
-      for (uint64_t s = 0; s + stride <= kPageBytes; s += stride) {
-        const char* slot = pages_->page(p) + s;
-        if (!live.count(slot) && !spare.count(slot))
-          fail("slot " + std::to_string(uint64_t(slot - pages_->page(0))) + " leaked: neither in use nor free");
-      }
-    }
-    return {{"violations", bad}, {"examples", ex}};
+    heap_->check_slots(live, threads_, fail);
+    return fail.json();
   }
 
   nlohmann::json stats() const {
@@ -789,7 +690,7 @@ class Zen {
     std::vector<std::string> order(tables_.size());
     for (auto& t : tables_) order[t->rank] = t->info.name;
     nlohmann::json regions = nlohmann::json::array();
-    for (auto& r : regions_) regions.push_back(r->pages());
+    for (auto& r : heap_->all_regions()) regions.push_back(r->pages());
     return {{"met_cache", cache},
             {"cache_hits", hits},
             {"tuple_accesses", acc},
@@ -803,8 +704,8 @@ class Zen {
             {"nvm_tuples_reclaimed", reclaimed},
             {"garbage_pending", pending},
             {"idle_fences", idle},
-            {"nvm_pages", {{"used", pages_->used()}, {"total", pages_->pages()}, {"freed", pages_->freed()}, {"per_region", regions},
-                           {"from_other_node", pages_->foreign_pages()}}},
+            {"nvm_pages", {{"used", heap_->pages().used()}, {"total", heap_->pages().pages()}, {"freed", heap_->pages().freed()}, {"per_region", regions},
+                           {"from_other_node", heap_->pages().foreign_pages()}}},
             {"exclusive_mode_entries", lrt_.entries()},
             {"lrt", lrt_.stats()},
             {"persist_order", order},
@@ -813,12 +714,9 @@ class Zen {
   }
 
  private:
-  struct Table {
-    TableInfo info;
+  struct Table : TableIndexes {
     uint32_t len = 0;
     uint32_t rank = 0;  // position in the persist order
-    std::unique_ptr<HashIndex> index;
-    std::unique_ptr<OrderedIndex> ordered;  // only for tables with TableInfo::ordered
     std::unique_ptr<Cache> cache;
   };
 
@@ -827,9 +725,6 @@ class Zen {
     std::atomic<uint64_t> active_since{0};  // clock when the running transaction began; 0: none
     std::atomic<uint64_t> unfenced{0};      // Tx-CTS whose LP line awaits this thread's fence
     std::atomic<uint64_t> accessed{0};      // tuples the running transaction touched
-    std::mutex inbox_mu;
-    std::vector<Garbage> inbox;             // reclaimable slots of its regions, freed by others
-    std::atomic<bool> has_inbox{false};
     std::mutex gc_mu;  // its garbage queue: the privileged transaction drains it too (end_exclusive)
     // A multi-version CC's history of the entries this thread evicted (largest wts, rts):
     // what a refill of any of them may have lost (see fill()).
@@ -1136,47 +1031,12 @@ class Zen {
     reclaim(th, 0);
     uint64_t n = 0;
     for (uint32_t r : th.regions)
-      n += regions_[r]->release_empty_pages([](uint64_t) { dev::crash_point("zen.exclusive_free_page"); });
+      n += heap_->region(r).release_empty_pages([](uint64_t) { dev::crash_point("zen.exclusive_free_page"); });
     lrt_.pages_freed(n);
   }
 
-  // Heap region for a transaction's writes: a secondary region (left by a run with more threads)
-  // if it has room for all of them without a new page, else the thread's own region.
-  HeapRegion& pick_region(Thread& th) {
-    for (size_t i = 0; i + 1 < th.regions.size(); i++) {
-      HeapRegion& r = *regions_[th.regions[i]];
-      bool fits = true;
-      for (uint32_t t = 0; t < th.need.size(); t++) fits &= r.free_slots(t) >= th.need[t];
-      if (fits) return r;
-    }
-    return *regions_[th.regions.back()];
-  }
-
-  // Slots per HTable the transaction's writes need (th.need); their total.
-  static size_t count_need(Thread& th, const Access* acc, size_t n) {
-    std::fill(th.need.begin(), th.need.end(), 0);
-    size_t total = 0;
-    for (size_t i = 0; i < n; i++)
-      if (acc[i].type != AccessType::Read) th.need[acc[i].table]++, total++;
-    return total;
-  }
-
-  bool has_room(Thread& th) {
-    HeapRegion& r = pick_region(th);
-    uint64_t pages = 0;
-    for (uint32_t t = 0; t < th.need.size(); t++)
-      if (r.free_slots(t) < th.need[t]) {
-        uint64_t per = kPageBytes / slot_bytes(tables_[t]->len);
-        pages += (th.need[t] - r.free_slots(t) + per - 1) / per;
-      }
-    return pages == 0 || pages_->pages_left() >= pages;
-  }
-
   char* take(Thread& th, HeapRegion& r, uint32_t table) {
-    if (char* s = r.take(table)) return s;
-    reclaim(th, ~size_t(0));  // the NVM heap is used up: reclaim without bound
-    if (char* s = r.take(table, false)) return s;
-    throw std::runtime_error("zen: NVM heap full (raise --nvm-size)");
+    return heap_->take(r, table, [&] { reclaim(th, ~size_t(0)); });  // used up: reclaim without bound
   }
 
   // Reclamation minimum: nothing a running transaction may still reach, nothing superseded by
@@ -1209,10 +1069,10 @@ class Zen {
     }
     // Condition 2, looked at when pages were taken since this thread last looked (a heap whose
     // pages are all in use but whose free lists suffice is the steady state of a small one).
-    uint64_t used = pages_->used();
+    uint64_t used = heap_->pages().used();
     if (used != th.pages_seen) {
       th.pages_seen = used;
-      if (lrt_.holder() < 0 && lrt_.under_beta(pages_->pages() - used, pages_->pages()))
+      if (lrt_.holder() < 0 && lrt_.under_beta(heap_->pages().pages() - used, heap_->pages().pages()))
         request_exclusive(LrtCondition::Beta);
     }
   }
@@ -1220,47 +1080,24 @@ class Zen {
   // Bounded garbage collection: move up to `budget` queue entries below the minimum to the free
   // list of the region that owns their slot (another thread's through its inbox).
   void reclaim(Thread& th, size_t budget) {
-    Shared& sh = shared_[th.tid];
-    if (sh.has_inbox.load(std::memory_order_acquire)) {
-      std::lock_guard g(sh.inbox_mu);
-      for (auto& x : sh.inbox) regions_[pages_->region_of(x.slot)]->put(x.table, x.slot);
-      sh.inbox.clear();
-      sh.has_inbox.store(false, std::memory_order_relaxed);
-    }
-    std::lock_guard g(sh.gc_mu);
+    heap_->collect_inbox(th.tid);
+    std::lock_guard g(shared_[th.tid].gc_mu);
     if (th.garbage.empty()) return;
     if (th.garbage.front().cts >= th.min_cts) th.min_cts = global_min();
     drain(th, th.garbage, th.min_cts, budget);
   }
 
-  // Up to `budget` entries of `q` below `min` to the free list of the region that owns their
-  // slot: `th`'s own, or another's through its inbox. Returns how many.
+  // Up to `budget` entries of `q` below `min` to the free lists of their slots' regions.
   size_t drain(Thread& th, std::deque<Garbage>& q, uint64_t min, size_t budget) {
-    size_t n = 0;
-    for (; budget && !q.empty() && q.front().cts < min; budget--, n++) {
-      Garbage x = q.front();
-      q.pop_front();
-      th.reclaimed++;
-      uint32_t r = pages_->region_of(x.slot);
-      int owner = int(r % uint32_t(nthreads_));
-      if (owner == th.tid) {
-        regions_[r]->put(x.table, x.slot);
-      } else {
-        Shared& o = shared_[owner];
-        std::lock_guard g(o.inbox_mu);
-        o.inbox.push_back(x);
-        o.has_inbox.store(true, std::memory_order_release);
-      }
-    }
+    size_t n = heap_->drain(th.tid, q, min, budget);
+    th.reclaimed += n;
     return n;
   }
 
   EngineEnv& env_;
   int nthreads_;
   std::vector<std::unique_ptr<Table>> tables_;
-  std::unique_ptr<PageManager> pages_;
-  std::unique_ptr<AllocBitmap> bitmap_;
-  std::vector<std::unique_ptr<HeapRegion>> regions_;
+  std::unique_ptr<NvmHeap> heap_;
   std::vector<Thread> threads_;
   std::unique_ptr<Shared[]> shared_;
   Lrt lrt_;  // Zen+'s detecting stage and G-EX (the thread in the exclusive stage, or -1)

@@ -25,11 +25,14 @@ inline void read_snapshot(std::vector<SnapshotTree>& trees, std::vector<TreeSnap
     for (int level = t.shape.root_level(); level > 0; level--) {
       const uint64_t count = t.shape.pages[size_t(level)];
       parallel(int(nw), [&](int w) {
-        for (uint64_t idx = count * uint64_t(w) / nw; idx < count * uint64_t(w + 1) / nw; idx++) {
-          const Page* p = area.page(snapshot_index(t.ptrs[size_t(level)][idx]));
+        const uint64_t lo = count * uint64_t(w) / nw, hi = count * uint64_t(w + 1) / nw, fanout = t.shape.g.fanout;
+        const SnapshotPtr* parents = t.ptrs[size_t(level)].data();
+        SnapshotPtr* children = t.ptrs[size_t(level) - 1].data();
+        for (uint64_t idx = lo; idx < hi; idx++) {
+          const Page* p = area.page(snapshot_index(parents[idx]));
           dev::read(p, ps);
-          for (uint64_t c = 0; c < t.shape.children(level, idx); c++)
-            t.ptrs[size_t(level) - 1][idx * t.shape.g.fanout + c] = const_cast<Page*>(p)->child(c)->snapshot_page.load();
+          const uint64_t nc = t.shape.children(level, idx);
+          for (uint64_t c = 0; c < nc; c++) children[idx * fanout + c] = const_cast<Page*>(p)->child(c)->snapshot_page.load();
         }
       });
     }
@@ -39,14 +42,18 @@ inline void read_snapshot(std::vector<SnapshotTree>& trees, std::vector<TreeSnap
     t.bounds.clear();  // no volatile tree yet: leaves are cut by size only
   }
   area.reset(sm.high_water, nthreads, [&](int w, int n, auto&& mark) {
-    auto share = [&](size_t size, auto&& at) {  // the w-th of n runs of a list of snapshot pointers
-      for (size_t i = size * size_t(w) / size_t(n); i < size * size_t(w + 1) / size_t(n); i++) mark(snapshot_index(at(i)));
+    // The w-th of n runs of a list of snapshot pointers (bounds and base in locals: mark's byte
+    // store could alias them).
+    auto share = [&](const auto* list, size_t size, auto&& ptr_of) {
+      const size_t lo = size * size_t(w) / size_t(n), hi = size * size_t(w + 1) / size_t(n);
+      for (size_t i = lo; i < hi; i++) mark(snapshot_index(ptr_of(list[i])));
     };
+    auto same = [](const auto& p) { return p; };
     for (auto& t : trees)
-      for (auto& lv : t.ptrs) share(lv.size(), [&](size_t i) { return lv[i]; });
+      for (auto& lv : t.ptrs) share(lv.data(), lv.size(), same);
     for (auto& t : tsnap) {
-      share(t.interior.size(), [&](size_t i) { return t.interior[i]; });
-      share(t.leaves.size(), [&](size_t i) { return t.leaves[i].ptr; });
+      share(t.interior.data(), t.interior.size(), same);
+      share(t.leaves.data(), t.leaves.size(), [](const auto& leaf) { return leaf.ptr; });
     }
   });
 }

@@ -63,9 +63,14 @@ class SnapshotArea {
       });
     });
     std::vector<std::vector<uint64_t>> part(n);
+    // Bounds and the byte map's address in locals: each push_back's store could otherwise alias
+    // them (a byte may alias anything), and the bound's division would run for every page.
     parallel(int(n), [&](int w) {
-      for (uint64_t i = std::max<uint64_t>(1, high_water_ * uint64_t(w) / n); i < high_water_ * uint64_t(w + 1) / n; i++)
-        if (!in_use[i]) part[size_t(w)].push_back(i);
+      const uint64_t lo = std::max<uint64_t>(1, high_water_ * uint64_t(w) / n), hi = high_water_ * uint64_t(w + 1) / n;
+      const uint8_t* used = in_use.data();
+      std::vector<uint64_t>& out = part[size_t(w)];
+      for (uint64_t i = lo; i < hi; i++)
+        if (!used[i]) out.push_back(i);
     });
     free_.clear();
     for (auto& p : part) free_.insert(free_.end(), p.begin(), p.end());

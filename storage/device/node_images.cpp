@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <random>
 
 #include "storage/device/nvm_image.h"
@@ -73,11 +74,24 @@ NodeImages::NodeImages(const std::vector<std::string>& paths, uint64_t size, boo
     } else {
       size_ = align_up(size, kNodeExtentBytes);
       image_id_ = std::random_device{}() * 0x100000001ull ^ uint64_t(getpid());
+      // The whole image must fit in its file systems' free space together, whatever the
+      // placement: an absurd size is refused here, before lay_out walks its 2 MB extents.
+      std::map<uint64_t, uint64_t> free_by_fs;
+      for (const auto& path : paths_) {
+        Room r = room_at(path);
+        free_by_fs[r.fs_id] = r.free;
+      }
+      uint64_t free = 0;
+      for (auto& [fs, b] : free_by_fs) free = b > UINT64_MAX - free ? UINT64_MAX : free + b;
+      if (size_ > free)
+        throw DeviceError("cannot create NVM image " + paths_[0] + " (and its other node files) of " + format_size(size_) +
+                          ": their file systems have " + format_size(free) + " free");
       lay_out(p);
       for (int n = 0; n < k; n++) {
         creating_.push_back(paths_[size_t(n)] + ".new");
         const std::string& path = creating_.back();
         unlink(path.c_str());
+        check_room(paths_[size_t(n)], kPrefixBytes + bytes_[size_t(n)]);
         int fd = fds_[size_t(n)] = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (fd < 0) throw DeviceError(err("cannot create NVM image file", path));
         if (int e = posix_fallocate(fd, 0, off_t(kPrefixBytes + bytes_[size_t(n)])); e != 0) {

@@ -5,6 +5,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 #include <x86intrin.h>
 
@@ -12,7 +13,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <numeric>
 #include <random>
 
@@ -95,6 +99,45 @@ std::string format_size(uint64_t b) {
   char buf[32];
   snprintf(buf, sizeof buf, "%.1f %s", v, s[i]);
   return buf;
+}
+
+namespace {
+// MemAvailable from /proc/meminfo in bytes (0 where it cannot be read: no check then).
+uint64_t memory_available() {
+  std::ifstream f("/proc/meminfo");
+  unsigned long long kib = 0;
+  for (std::string line; std::getline(f, line);)
+    if (sscanf(line.c_str(), "MemAvailable: %llu kB", &kib) == 1) return uint64_t(kib) << 10;
+  return 0;
+}
+
+std::string dir_of(const std::string& path) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  return dir.empty() ? "." : dir;
+}
+}  // namespace
+
+Room room_at(const std::string& path) {
+  const std::string dir = dir_of(path);
+  struct statfs fs {};
+  struct stat st {};
+  if (statfs(dir.c_str(), &fs) != 0 || stat(dir.c_str(), &st) != 0) return {UINT64_MAX, 0};
+  return {uint64_t(fs.f_bavail) * uint64_t(fs.f_bsize), uint64_t(st.st_dev)};
+}
+
+void check_room(const std::string& path, uint64_t bytes) {
+  const std::string dir = dir_of(path);
+  struct statfs fs {};
+  if (statfs(dir.c_str(), &fs) != 0) return;  // creating the file will say what is wrong
+  const uint64_t free = uint64_t(fs.f_bavail) * uint64_t(fs.f_bsize);
+  const std::string what = "cannot create NVM image " + path + " of " + format_size(bytes);
+  if (bytes > free)
+    throw DeviceError(what + ": its file system (" + dir + ") has " + format_size(free) + " free");
+  constexpr decltype(fs.f_type) kTmpfsMagic = 0x01021994;  // TMPFS_MAGIC
+  const uint64_t avail = fs.f_type == kTmpfsMagic ? memory_available() : 0;
+  if (avail > 0 && bytes > avail)
+    throw DeviceError(what + ": " + dir + " is tmpfs, so the image would live in memory, and the host has " +
+                      format_size(avail) + " available (use a smaller database or another --nvm-path)");
 }
 
 ImageLock::ImageLock(const std::string& image_path) : path_(image_path + ".lock") {
@@ -181,6 +224,7 @@ NvmImage::NvmImage(const DeviceOptions& o)
     // publish(): a run that fails to set up loses nothing.
     creating_ = path_ + ".new";
     unlink(creating_.c_str());
+    check_room(path_, o.size);
     void* p = pmem_map_file(creating_.c_str(), o.size, PMEM_FILE_CREATE, 0600, &mapped, &pm);
     if (!p) {
       std::string why = pmem_errormsg();

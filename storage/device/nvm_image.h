@@ -127,5 +127,17 @@ std::string read_image_settings(const std::string& path);
 // Parse "512M", "2G", "4096" (bytes). Throws std::invalid_argument naming the text.
 uint64_t parse_size(const std::string& text);
 std::string format_size(uint64_t bytes);
+// Throws DeviceError unless a new image file of `bytes` at `path` fits: in its file system's free
+// space and, on tmpfs (the image then lives in the host's memory), in the memory available.
+// Checked before the file is made, so that an image too large fails at once, naming both
+// sizes, instead of filling the file system or getting the process killed for memory.
+void check_room(const std::string& path, uint64_t bytes);
+// The free bytes of the file system that would hold a new file at `path`, and that file
+// system's id (st_dev); free is UINT64_MAX where it cannot be read.
+struct Room {
+  uint64_t free;
+  uint64_t fs_id;
+};
+Room room_at(const std::string& path);
 
 }  // namespace nvt::dev

@@ -3,8 +3,10 @@
 // restart finds the data, and files of another image, order or placement are refused by name.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -119,15 +121,45 @@ TEST(NodeImages, ARestartFindsTheDataAndRefusesFilesThatDoNotBelong) {
 }
 
 // A setup that fails leaves the published files as they were.
+// Two ways a new image fails: larger than its file system's free space (refused before any
+// file is made, naming both sizes), and a node file the file system will not allocate (here a
+// file-size limit, so the test needs no full disk). Either way the published image stays.
 TEST(NodeImages, AFailedCreateKeepsThePublishedImage) {
   Files f;
   { dev::NvmImage img(two_nodes(f.paths(), dev::Placement::Stripe)); img.publish(); }
   dev::DeviceOptions huge = two_nodes(f.paths(), dev::Placement::Stripe);
   huge.size = 1ull << 50;
-  EXPECT_NE(open_error(huge), "");
+  std::string e = open_error(huge);
+  EXPECT_NE(e.find("cannot create NVM image"), std::string::npos) << e;
+  EXPECT_NE(e.find("free"), std::string::npos) << e;
   EXPECT_EQ(access((f.a.str() + ".new").c_str(), F_OK), -1);
+
+  rlimit was{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &was), 0);
+  rlimit small = was;
+  small.rlim_cur = kExtent;  // smaller than one node's file
+  auto old_handler = signal(SIGXFSZ, SIG_IGN);  // the limit's signal: fallocate fails instead
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  e = open_error(two_nodes(f.paths(), dev::Placement::Stripe));
+  setrlimit(RLIMIT_FSIZE, &was);
+  signal(SIGXFSZ, old_handler);
+  EXPECT_NE(e.find("cannot create NVM image file of"), std::string::npos) << e;
+  EXPECT_EQ(access((f.a.str() + ".new").c_str(), F_OK), -1);
+  EXPECT_EQ(access((f.b.str() + ".new").c_str(), F_OK), -1);
+
   dev::NvmImage img(two_nodes(f.paths(), dev::Placement::Stripe, true));
   EXPECT_TRUE(img.reopened());
+}
+
+// A single-file image larger than its file system's free space is refused before it is made.
+TEST(NvmImageRoom, AnImageLargerThanTheFreeSpaceIsRefusedNamingBoth) {
+  TempPath p("room");
+  dev::DeviceOptions d = test::device_options(p.str(), 1ull << 50);
+  std::string e = open_error(d);
+  EXPECT_NE(e.find("cannot create NVM image " + p.str() + " of 1024.0 TiB"), std::string::npos) << e;
+  EXPECT_NE(e.find("free"), std::string::npos) << e;
+  EXPECT_EQ(access((p.str() + ".new").c_str(), F_OK), -1);
+  EXPECT_EQ(access(p.str().c_str(), F_OK), -1);
 }
 
 TEST(NumaPlan, NvmPathIsOneFileAListOrAPattern) {

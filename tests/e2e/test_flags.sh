@@ -59,11 +59,13 @@ truncate -s 4M "$img"
 expect_error nonzero "truncated" "$bin" --recover --rows 20000 --nvm-path "$img"
 say "foreign and truncated images refused"
 
-# A full file system: an image larger than the file system can hold is refused with the
-# reason, leaves no partial file behind, and the valid image at that path stays recoverable.
+# A full file system: an image larger than the file system can hold is refused before it is
+# made, naming its size and the free space, leaves no partial file behind, and the valid image
+# at that path stays recoverable.
 "$bin" --rows 20000 --warmup 0 --duration 0.1 --nvm-path "$img" >/dev/null 2>"$TMP/full.err" ||
   { cat "$TMP/full.err" >&2; fail "run to make an image failed"; }
-expect_error 1 "No space left on device" "$bin" --rows 20000 --nvm-size 100T --nvm-path "$img"
+expect_error 1 "of 100.0 TiB: its file system ($(dirname "$img")) has " "$bin" --rows 20000 --nvm-size 100T --nvm-path "$img"
+grep -q " free$" "$TMP/stderr" || fail "the refusal does not name the free space: $(cat "$TMP/stderr")"
 [[ ! -e "$img.new" ]] || fail "a refused image creation left $img.new behind"
 "$bin" --recover --rows 20000 --nvm-path "$img" >"$TMP/rec.json" 2>"$TMP/rec.err" ||
   { cat "$TMP/rec.err" >&2; fail "the valid image was lost to a run on a full file system"; }

@@ -1,4 +1,4 @@
-// The write-behind log (Arulraj et al., VLDB'16, section 3): every group commit appends a
+// The write-behind log (Arulraj et al., VLDB'16): every group commit appends a
 // {cp, cd} record, flushed and fenced: commits at or below cp are durable, timestamps up to cd
 // may be handed out until the next record. Recovery reads only the last record.
 #pragma once

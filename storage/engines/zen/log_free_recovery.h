@@ -1,4 +1,4 @@
-// Log-free recovery (zen-vldb21 section 3.5, Algorithm 2): in a fresh process, every heap
+// Crash recovery without logs (zen-vldb21 section 3.3.3, Algorithm 2): in a fresh process, every heap
 // region's NVM-tuples are scanned on every recovery thread; the newest committed version of
 // each tuple is indexed, the rest become free slots. No log is read: the LP bits and Tx-CTS
 // decide which versions committed.

@@ -280,83 +280,16 @@ class Wbl {
     return heap_->reserve(th.regions, th.need, acc, n, th.short_since, [&] { reclaim(th, ~size_t(0)); }, [] {});
   }
 
-  // The commit: returns the commit timestamp (0 for a read-only transaction).
-  uint64_t persist(Thread& th, Access* acc, size_t n) {
-    persist_meta(th, 0);  // what validation wrote (locks, read timestamps)
-    th.written.clear();
-    if (!NvmHeap::count_need(th.need, acc, n)) {
-      // Read-only: durable once what it read is, every version it read has a timestamp at
-      // most the newest handed out (conservative: one load, no per-read tracking).
-      th.last_cts = counter_.load(std::memory_order_seq_cst) - 1;
-      return 0;
-    }
-    Shared& sh = shared_[th.tid];
-    // Published before the timestamp is taken: the group commit reads the clock first, so it
-    // never sets cp at or above a timestamp whose versions are still being written.
-    sh.inflight.store(counter_.load(std::memory_order_seq_cst), std::memory_order_seq_cst);
-    const uint64_t cts = counter_.fetch_add(1, std::memory_order_seq_cst);
-    await_grant(th, cts);
-    const uint64_t txn = (uint64_t(th.tid) + 1) << 48 | (++th.txn_seq & ((1ull << 48) - 1));
-    HeapRegion& r = heap_->pick(th.regions, th.need);
-    try {
-      for (size_t i = 0; i < n; i++) {
-        Access& a = acc[i];
-        if (a.type == AccessType::Read) continue;
-        Entry* e = static_cast<Entry*>(a.row.handle);
-        char* slot = take(th, r, a.table);  // never the slot of the tuple's previous version
-        const bool del = a.type == AccessType::Delete;
-        Version* v = Version::at(slot);
-        // A reused slot holds a superseded version whose successor is durable: the new,
-        // uncommitted timestamp goes in before anything else changes (as Zen's header).
-        v->set_cts(cts);
-        std::atomic_signal_fence(std::memory_order_seq_cst);
-        v->set_id(zen::NvmTuple::make_id(a.table, a.key, del));
-        v->txn = txn;
-        v->link = prev_ref(e->nvm) << 32 | e->meta.hid;
-        if (!del) memcpy(v->data(), a.local, a.len);
-        a.version = cts;
-        th.written.push_back({&a, slot});
-        th.versions++;
-        if (!dev::fault_is(dev::Fault::DropFlush)) dev::flush(slot, kVersionHeader + (del ? 0 : a.len));
-      }
-    } catch (...) {
-      // NVM full mid-commit: erase what was written before the timestamp can be covered by cp.
-      for (auto& w : th.written) {
-        Version::at(w.second)->set_cts(0);
-        dev::flush(w.second, 8);
-        r.put(w.first->table, w.second);
-      }
-      dev::fence();
-      th.written.clear();
-      sh.inflight.store(0, std::memory_order_seq_cst);
-      throw;
-    }
-    dev::crash_point("wbl.before_version_fence");
-    if (!dev::fault_is(dev::Fault::DropFence)) dev::fence();
-    dev::crash_point("wbl.versions_persisted");  // between the version persist and the record
-    sh.inflight.store(0, std::memory_order_seq_cst);
-    th.last_cts = cts;
-    if (!running_.load(std::memory_order_acquire)) group_commit(true);  // no group-commit thread
-    return cts;
-  }
+  // Commit (commit.h): versions out of place, flushed, fenced, within the grant.
+  uint64_t persist(Thread& th, Access* acc, size_t n);
 
   // Durable commit latency without blocking the worker (the driver): a commit is durable once
   // a record's cp reaches its token; durable_point() is that cp and the TSC at which its record
   // was durable (or a later record's: the driver asks once per transaction).
   uint64_t commit_token(const Thread& th) const { return th.last_cts; }
-  std::pair<uint64_t, uint64_t> durable_point() const {
-    uint64_t cp = cp_.load(std::memory_order_acquire);
-    return {cp, cp_tsc_.load(std::memory_order_relaxed)};
-  }
+  std::pair<uint64_t, uint64_t> durable_point() const;
 
-  // Acknowledge: wait until a durable record covers this thread's last commit.
-  void sync(Thread& th) {
-    while (cp_.load(std::memory_order_acquire) < th.last_cts) {
-      if (!running_.load(std::memory_order_acquire)) { group_commit(true); continue; }
-      dev::pay_debt();
-      std::this_thread::yield();
-    }
-  }
+  void sync(Thread& th);
 
   void install(Thread& th, Access& a) {
     char* slot = nullptr;
@@ -447,151 +380,7 @@ class Wbl {
     if (log_ && heap_ && heap_->pages().loaded()) group_commit(false);
   }
 
-  RecoveryReport recover(int nthreads) {
-    RecoveryReport rep;
-    if (!heap_->pages().loaded())
-      throw std::runtime_error("NVM image holds no complete WBL database (power failed while loading)");
-    nthreads = std::max(1, nthreads);
-    const LogRecord last = last_record();
-    if (!last.valid()) throw std::runtime_error("NVM image holds no complete WBL log record");
-    const uint64_t cp = last.cp, cd = std::max(last.cd, last.cp);
-    seq_ = last.seq;
-    rep.lap("read_wbl_log");
-
-    // Scan every version: above cp is never committed (erased), else the newest per key wins.
-    std::vector<uint64_t> used;
-    for (uint64_t i = 0; i < heap_->pages().pages(); i++)
-      if (heap_->pages().owner(i).used) used.push_back(i);
-    const size_t nw = size_t(nthreads);
-    std::vector<std::vector<char*>> freed(nw);
-    std::vector<std::vector<Version*>> tombs(nw);  // committed tombstones: dropped below if newest
-    std::vector<uint64_t> committed(nw, 0), discarded(nw, 0), max_cts(nw, 0);
-    std::atomic<size_t> next{0};
-    std::atomic<bool> foreign{false};
-    parallel(nthreads, [&](int w) {
-      auto put_free = [&](zen::NvmTuple* t) { freed[size_t(w)].push_back(reinterpret_cast<char*>(t)); };
-      for (size_t i; (i = next.fetch_add(1)) < used.size();) {
-        uint64_t p = used[i];
-        uint32_t table = heap_->pages().owner(p).table;
-        if (table >= tables_.size()) { foreign = true; continue; }
-        uint32_t stride = slot_bytes(tables_[table]->len);
-        char* base = heap_->pages().page(p);
-        for (uint64_t s = 0; s + stride <= kPageBytes; s += stride) {
-          Version* v = Version::at(base + s);
-          dev::read(v, kVersionHeader);
-          uint64_t c = v->cts();
-          if (c == 0) { put_free(v->tuple()); continue; }
-          if (c > cp) {  // in (cp, cd]: its transaction never committed
-            v->set_cts(0);
-            dev::flush(v, 8);
-            put_free(v->tuple());
-            discarded[size_t(w)]++;
-            continue;
-          }
-          if (v->table() != table) { foreign = true; continue; }
-          max_cts[size_t(w)] = std::max(max_cts[size_t(w)], c);
-          zen::update_index_gc(*tables_[table]->index, v->tuple(), put_free);
-          if (v->deleted()) tombs[size_t(w)].push_back(v);
-          committed[size_t(w)]++;
-        }
-      }
-      dev::fence();
-    });
-    if (foreign) throw std::runtime_error("wbl recovery: a version names a table its page does not belong to");
-    dev::crash_point("wbl.recovery_scanned");
-    rep.lap("scan_versions_rebuild_indexes");
-
-    // Deletes: a committed tombstone wins over its key's older versions; those are erased and
-    // fenced before the tombstone is freed, so no later recovery resurrects them.
-    parallel(nthreads, [&](int w) {
-      for (char* s : freed[size_t(w)]) {
-        Version* v = Version::at(s);
-        if (v->cts() == 0 || v->deleted() || v->table() >= tables_.size()) continue;
-        uint64_t x = tables_[v->table()]->index->lookup(v->key());
-        if (x == HashIndex::kNoValue || !Version::at(zen::nvm_of(x))->deleted()) continue;
-        v->set_cts(0);
-        dev::flush(v, 8);
-      }
-      dev::fence();
-    });
-    parallel(nthreads, [&](int w) {
-      for (Version* v : tombs[size_t(w)]) {
-        char* s = reinterpret_cast<char*>(v);
-        HashIndex& index = *tables_[v->table()]->index;
-        if (index.lookup(v->key()) != zen::nvm_value(s)) continue;  // a newer version won
-        index.remove(v->key());
-        freed[size_t(w)].push_back(s);
-      }
-    });
-    dev::crash_point("wbl.recovery_deletes");
-    rep.lap("resolve_deletes");
-
-    // Heads: each live tuple keeps its head id; its CC metadata starts fresh (in parallel over
-    // parts of each table's index). Then the ordered indexes (a thread per table) and free lists.
-    struct Part { uint32_t table; uint64_t lo, hi; };
-    std::vector<Part> parts;
-    std::vector<std::unique_ptr<std::atomic<uint8_t>[]>> taken(tables_.size());
-    for (uint32_t ti = 0; ti < tables_.size(); ti++) {
-      Table& t = *tables_[ti];
-      taken[ti].reset(new std::atomic<uint8_t>[t.info.capacity]());
-      const uint64_t n = t.index->slot_count(), step = 1 << 16;
-      for (uint64_t lo = 0; lo < n; lo += step) parts.push_back({ti, lo, std::min(n, lo + step)});
-    }
-    std::vector<uint64_t> tops(tables_.size() * nw, 0), rows(nw, 0);
-    std::atomic<bool> shared_head{false};
-    next = 0;
-    parallel(nthreads, [&](int w) {
-      for (size_t i; (i = next.fetch_add(1)) < parts.size();) {
-        Table& t = *tables_[parts[i].table];
-        uint64_t& top = tops[parts[i].table * nw + size_t(w)];
-        t.index->for_each_in(parts[i].lo, parts[i].hi, [&](uint64_t, uint64_t x) {
-          uint32_t hid = Version::at(zen::nvm_of(x))->head();
-          if (hid >= t.info.capacity || taken[parts[i].table][hid].exchange(1)) { shared_head = true; return; }
-          top = std::max<uint64_t>(top, uint64_t(hid) + 1);
-          new (head(t, hid)) Meta();
-          dev::write(head(t, hid), sizeof(Meta));
-          rows[size_t(w)]++;
-        });
-      }
-    });
-    if (shared_head) throw std::runtime_error("wbl recovery: two tuples share a head, or a head id is out of range");
-    for (uint64_t r : rows) rep.rows += r;
-    rep.lap("rebuild_heads");
-    // Free heads below each table's top, highest first (each thread a slice, joined in order).
-    for (uint32_t ti = 0; ti < tables_.size(); ti++) {
-      Table& t = *tables_[ti];
-      uint64_t top = 0;
-      for (size_t w = 0; w < nw; w++) top = std::max(top, tops[ti * nw + w]);
-      t.head_next.store(top);
-      std::vector<std::vector<uint32_t>> slice(nw);
-      parallel(nthreads, [&](int w) {
-        for (uint64_t h = top * uint64_t(w + 1) / nw; h-- > top * uint64_t(w) / nw;)
-          if (!taken[ti][h].load(std::memory_order_relaxed)) slice[size_t(w)].push_back(uint32_t(h));
-      });
-      t.free_heads.clear();
-      for (size_t w = nw; w-- > 0;) t.free_heads.insert(t.free_heads.end(), slice[w].begin(), slice[w].end());
-      t.rebuild_ordered(nthreads);
-    }
-    heap_->put_free(nthreads, freed);
-    uint64_t top = cd;
-    for (int w = 0; w < nthreads; w++) {
-      recovered_versions_ += committed[size_t(w)];
-      discarded_versions_ += discarded[size_t(w)];
-      top = std::max(top, max_cts[size_t(w)]);
-    }
-    counter_.store(top + 1);
-    last_c_ = top + 1;
-    dev::crash_point("wbl.recovery_before_record");
-    // Every version up to `top` is now committed or erased (fenced above): say so, so that the
-    // next run's records start from a clean bound.
-    append_record(top, top);
-    cp_.store(top);
-    cd_.store(top);
-    recovery_cp_ = cp;
-    recovery_cd_ = cd;
-    rep.lap("rebuild_ordered_indexes_free_lists");
-    return rep;
-  }
+  RecoveryReport recover(int nthreads);  // recovery.h
 
   bool read_current(uint32_t table, uint64_t key, char* out, uint64_t& version) {
     Table& t = *tables_.at(table);
@@ -610,29 +399,7 @@ class Wbl {
     return true;
   }
 
-  // Invariants at quiescence (after recovery): every indexed version carries its own tuple ID, a
-  // committed timestamp at or below the durable cp and a head of its own; every heap slot is
-  // exactly one of indexed, free, awaiting reclamation or a held tombstone.
-  nlohmann::json check() const {
-    Violations fail;
-    std::unordered_set<const char*> live;
-    const uint64_t cp = cp_.load();
-    for (uint32_t ti = 0; ti < tables_.size(); ti++) {
-      std::unordered_set<uint32_t> heads;
-      tables_[ti]->index->for_each([&](uint64_t key, uint64_t v) {
-        const char* s = zen::is_nvm_value(v) ? zen::nvm_of(v) : reinterpret_cast<Entry*>(v)->nvm;
-        if (!s) return;  // an insert not committed
-        const Version* x = reinterpret_cast<const Version*>(s);
-        if (x->key() != key || x->table() != ti || x->cts() == 0 || x->deleted())
-          fail("key " + std::to_string(key) + " indexes a slot holding another tuple or none");
-        if (x->cts() > cp) fail("key " + std::to_string(key) + " indexes a version above cp");
-        if (!heads.insert(x->head()).second) fail("key " + std::to_string(key) + " shares its head");
-        if (!live.insert(s).second) fail("slot indexed twice");
-      });
-    }
-    heap_->check_slots(live, threads_, fail);
-    return fail.json();
-  }
+  nlohmann::json check() const;  // invariants at quiescence (check.h)
 
   nlohmann::json stats() const {
     nlohmann::json cache = nlohmann::json::object();
@@ -734,25 +501,7 @@ class Wbl {
       t.snap[w] = std::atomic_ref<uint64_t>(reinterpret_cast<uint64_t*>(h)[w]).load(std::memory_order_relaxed);
   }
 
-  // Persist the heads (from tracked[from] on) whose CC metadata changed since their snapshot:
-  // each one flushed and fenced on its own, as a persist per metadata write (what the Zen
-  // paper's WBL does; one fence for several tuples' metadata would be an optimization WBL does
-  // not describe).
-  void persist_meta(Thread& th, size_t from) {
-    for (size_t i = from; i < th.tracked.size(); i++) {
-      Tracked& t = th.tracked[i];
-      bool changed = false;
-      for (uint32_t w = 0; w < kMetaWords; w++) {
-        uint64_t v = std::atomic_ref<uint64_t>(reinterpret_cast<uint64_t*>(t.head)[w]).load(std::memory_order_relaxed);
-        if (v != t.snap[w]) { t.snap[w] = v; changed = true; }
-      }
-      if (!changed) continue;
-      dev::flush_written(t.head, kHeadStride);
-      dev::fence();
-      th.meta_flushes++;
-      th.meta_fences++;
-    }
-  }
+  void persist_meta(Thread& th, size_t from);  // the CC's changed heads (commit.h)
 
   void fill(Entry* e, Table& t, uint32_t table, uint64_t key, char* slot) {
     Version* v = Version::at(slot);
@@ -794,64 +543,14 @@ class Wbl {
     return heap_->take(r, table, [&] { reclaim(th, ~size_t(0)); });
   }
 
-  // A timestamp above the durable cd waits for the next record to raise the grant.
-  void await_grant(Thread& th, uint64_t cts) {
-    if (cts <= cd_.load(std::memory_order_acquire)) return;
-    th.grant_waits++;
-    while (cts > cd_.load(std::memory_order_acquire)) {
-      if (!running_.load(std::memory_order_acquire)) { group_commit(true); continue; }
-      dev::pay_debt();
-      std::this_thread::yield();
-    }
-  }
+  // The write-behind log (group_commit.h).
+  void await_grant(Thread& th, uint64_t cts);
 
-  // One group commit: cp = the largest timestamp such that every commit at or below it has
-  // persisted its versions (no thread is still writing one); cd = what may be handed out until
-  // the next record. Appends {cp, cd} and makes it durable; publishes both only then.
-  void group_commit(bool grant) {
-    std::lock_guard g(gc_mu_);
-    const uint64_t c = counter_.load(std::memory_order_seq_cst);  // clock first (see persist())
-    const uint64_t cd_old = cd_.load(std::memory_order_relaxed), cp_old = cp_.load(std::memory_order_relaxed);
-    uint64_t cp = c - 1;
-    if (!dev::fault_is(dev::Fault::EarlyRecord))  // injected bug: claim commits still persisting
-      for (int t = 0; t < nthreads_; t++) {
-        uint64_t f = shared_[t].inflight.load(std::memory_order_seq_cst);
-        if (f && f - 1 < cp) cp = f - 1;
-      }
-    cp = std::max(std::min(cp, cd_old), cp_old);
-    uint64_t used = c - std::min(c, last_c_);
-    last_c_ = c;
-    uint64_t cd = grant ? std::max(cd_old, c - 1 + std::max(kMinGrant, 4 * used)) : std::max(cd_old, cp);
-    if (cp == cp_old && cd == cd_old) return;
-    append_record(cp, cd);
-    cp_tsc_.store(__rdtsc(), std::memory_order_relaxed);  // before cp_: a reader of cp sees it
-    cp_.store(cp, std::memory_order_release);
-    cd_.store(cd, std::memory_order_release);
-  }
+  void group_commit(bool grant);
 
-  void append_record(uint64_t cp, uint64_t cd) {
-    uint64_t seq = ++seq_;
-    LogRecord* r = &log_[seq % kLogRecords];
-    r->seq = seq;
-    r->cp = cp;
-    r->cd = cd;
-    r->check = LogRecord::checksum(seq, cp, cd);
-    dev::flush(r, sizeof *r);
-    dev::crash_point("wbl.record_before_fence");  // between the record's append and its fence
-    dev::fence();
-    dev::crash_point("wbl.record_durable");
-    records_++;
-  }
+  void append_record(uint64_t cp, uint64_t cd);
 
-  LogRecord last_record() const {
-    LogRecord best{};
-    dev::read(log_, kLogRecords * sizeof(LogRecord));
-    for (uint64_t i = 0; i < kLogRecords; i++) {
-      LogRecord r = log_[i];
-      if (r.valid() && r.seq > best.seq) best = r;
-    }
-    return best;
-  }
+  LogRecord last_record() const;
 
   // Reclamation: an old version may be reused once its successor is covered by a durable record
   // (else recovery may need it) and no running transaction started before the successor.
@@ -892,3 +591,10 @@ class Wbl {
 };
 
 }  // namespace nvt::wbl
+
+// The member functions of WBL's concepts, one file each (defined inline, as they were in the
+// class, so that the hot path compiles as before).
+#include "storage/engines/wbl/commit.h"
+#include "storage/engines/wbl/group_commit.h"
+#include "storage/engines/wbl/recovery.h"
+#include "storage/engines/wbl/check.h"

@@ -324,87 +324,16 @@ class Zen {
     });
   }
 
-  // Algorithm 1. Returns the Tx-CTS (0 for a read-only transaction, which persists nothing).
-  uint64_t persist(Thread& th, Access* acc, size_t n) {
-    th.written.clear();
-    NvmHeap::count_need(th.need, acc, n);
-    size_t lp = n;
-    for (size_t i = 0; i < n; i++) {
-      if (acc[i].type == AccessType::Read) continue;
-      if (lp == n || tables_[acc[i].table]->rank < tables_[acc[lp].table]->rank) lp = i;
-    }
-    Shared& sh = shared_[th.tid];
-    if (lp == n) {
-      // Read-only: no fence, but a thread that only reads for long must not hold back the
-      // reclamation of what its last read-write commit superseded.
-      if (sh.unfenced.load(std::memory_order_relaxed) && ++th.ro_since_fence >= kIdleFenceAfter) {
-        sync(th);
-        th.idle_fences++;
-      }
-      th.durable_token = counter_.load(std::memory_order_seq_cst) - 1;  // what it read is at most this
-      return 0;
-    }
-    const uint64_t cts = counter_.fetch_add(1, std::memory_order_acq_rel);
-    HeapRegion& r = heap_->pick(th.regions, th.need);
-    const bool reorder = dev::fault_is(dev::Fault::ReorderLP);
-    char* lp_slot = nullptr;
-    for (size_t i = 0; i < n; i++) {
-      Access& a = acc[i];
-      if (a.type == AccessType::Read) continue;
-      char* slot = take(th, r, a.table);  // never the slot of the tuple's previous version
-      const bool del = a.type == AccessType::Delete;
-      write_header(slot, cts, reorder && i == lp, a.table, a.key, del);  // reorder: injected bug
-      if (!del) memcpy(NvmTuple::at(slot)->data(), a.local, a.len);
-      a.version = cts;
-      th.written.push_back({&a, slot});
-      if (i == lp) { lp_slot = slot; continue; }
-      uint32_t bytes = kHeaderBytes + (del ? 0 : a.len);
-      if (dev::fault_is(dev::Fault::DropFlush) && bytes > kLineBytes) bytes -= kLineBytes;
-      dev::flush(slot, bytes);
-    }
-    // The LP tuple: every line but the one holding its header.
-    char* line = header_line(lp_slot);
-    char* end = lp_slot + kHeaderBytes + acc[lp].len;
-    if (reorder) dev::flush(line, kLineBytes);
-    if (end > line + kLineBytes) dev::flush(line + kLineBytes, size_t(end - line - kLineBytes));
-    dev::crash_point("zen.before_fence");
-    if (th.exclusive) dev::crash_point("zen.exclusive_persist");  // the privileged's versions, unfenced
-    if (!dev::fault_is(dev::Fault::DropFence)) dev::fence();
-    dev::crash_point("zen.after_fence");
-    sh.unfenced.store(cts, std::memory_order_seq_cst);  // the previous LP is durable now
-    th.ro_since_fence = 0;
-    th.durable_token = cts;
-    if (!reorder) {
-      NvmTuple::at(lp_slot)->set_cts(cts, true);
-      dev::flush(line, kLineBytes);  // no fence: the next one (any of this thread) completes it
-    }
-    dev::crash_point("zen.after_lp_flush");
-    r.set_lp(acc[lp].table, lp_slot);
-    return cts;
-  }
+  // Algorithm 1 (persist.h). Returns the Tx-CTS (0 for a read-only transaction).
+  uint64_t persist(Thread& th, Access* acc, size_t n);
 
   // Commit-to-durable latency without blocking the worker (system/driver.h): a commit is
   // durable once durable_point() reaches its token; the point is the largest Tx-CTS below every
   // thread's unfenced one (the newest handed out when none waits), seen now.
   uint64_t commit_token(const Thread& th) const { return th.durable_token; }
-  std::pair<uint64_t, uint64_t> durable_point() const {
-    uint64_t m = counter_.load(std::memory_order_seq_cst);  // first: as global_min()
-    for (int t = 0; t < nthreads_; t++) {
-      uint64_t u = shared_[t].unfenced.load(std::memory_order_seq_cst);
-      if (u && u < m) m = u;
-    }
-    return {m - 1, __rdtsc()};
-  }
+  std::pair<uint64_t, uint64_t> durable_point() const;  // persist.h
 
-  // Make this thread's last commit durable (the "communication thread" sfence of section 3.3.1,
-  // for whoever acknowledges commits to clients).
-  void sync(Thread& th) {
-    Shared& sh = shared_[th.tid];
-    if (!sh.unfenced.load(std::memory_order_relaxed)) return;
-    dev::fence();
-    sh.unfenced.store(0, std::memory_order_seq_cst);
-    th.ro_since_fence = 0;
-  }
+  void sync(Thread& th);  // this thread's last commit durable (persist.h)
 
   void install(Thread& th, Access& a) {
     char* slot = nullptr;
@@ -498,136 +427,8 @@ class Zen {
   // ... and stop counting here (the driver's phase is kDone; workers finish their transaction).
   void end_measure() { lrt_.end_measure(); }
 
-  // Algorithm 2 on every recovery thread, each step split into equal shares: regions' pages in
-  // shares of kSharePages (a region's shares scanned side by side, merged for its ts-commit),
-  // index and free-slot lists in slices. Only per-region and per-share work stays serial.
-  RecoveryReport recover(int nthreads) {
-    RecoveryReport rep;
-    if (!heap_->pages().loaded())
-      throw std::runtime_error("NVM image holds no complete Zen database (power failed while loading)");
-    const size_t n = size_t(std::max(1, nthreads)), nregions = heap_->regions();
-    // Each region's pages, tables in persist order so LP tuples are met early.
-    std::vector<std::vector<uint64_t>> rpages(nregions);
-    {
-      std::vector<std::vector<std::vector<uint64_t>>> part(n, std::vector<std::vector<uint64_t>>(nregions));
-      const uint64_t npages = heap_->pages().pages();
-      parallel(int(n), [&](int w) {
-        for (uint64_t i = npages * uint64_t(w) / n; i < npages * uint64_t(w + 1) / n; i++)
-          if (heap_->pages().owner(i).used) part[size_t(w)][heap_->pages().owner(i).region].push_back(i);
-      });
-      parallel(int(n), [&](int w) {
-        for (size_t r = size_t(w); r < nregions; r += n) {
-          for (auto& p : part) rpages[r].insert(rpages[r].end(), p[r].begin(), p[r].end());
-          std::stable_sort(rpages[r].begin(), rpages[r].end(), [&](uint64_t a, uint64_t b) {
-            return tables_[heap_->pages().owner(a).table]->rank < tables_[heap_->pages().owner(b).table]->rank;
-          });
-        }
-      });
-    }
-    rep.lap("read_page_table");
-
-    // Lines 8-25 over (region, share) items taken in turn by every thread.
-    std::vector<std::vector<ScanShare>> shares(nregions);
-    std::vector<std::pair<size_t, size_t>> items;
-    for (size_t r = 0; r < nregions; r++) {
-      shares[r].resize((rpages[r].size() + kSharePages - 1) / kSharePages);
-      for (size_t i = 0; i < shares[r].size(); i++) items.push_back({r, i});
-    }
-    std::vector<std::vector<char*>> freed(n);
-    std::vector<std::vector<NvmTuple*>> tombs(n);  // committed tombstones: dropped below if newest
-    std::vector<uint64_t> keys(n);                 // keys entered into the indexes
-    auto on_items = [&](auto&& f) {
-      std::atomic<size_t> next{0};
-      parallel(int(n), [&](int w) {
-        auto put_free = [&](NvmTuple* t) { freed[size_t(w)].push_back(reinterpret_cast<char*>(t)); };
-        auto index_gc = [&](NvmTuple* t) {
-          if (t->table() >= tables_.size() || t->table() != heap_->pages().table_of(t))
-            throw std::runtime_error("zen recovery: NVM-tuple names a table its page does not belong to");
-          keys[size_t(w)] += update_index_gc(*tables_[t->table()]->index, t, put_free);
-          if (t->deleted()) tombs[size_t(w)].push_back(t);
-        };
-        for (size_t k; (k = next.fetch_add(1)) < items.size();) f(items[k].first, items[k].second, index_gc, put_free);
-        dev::fence();  // line 25 (the discarded slots' flushes)
-      });
-    };
-    on_items([&](size_t r, size_t i, auto& index_gc, auto& put_free) {
-      auto each = [&](auto&& f) {
-        for (size_t j = i * kSharePages; j < std::min(rpages[r].size(), (i + 1) * kSharePages); j++) {
-          uint64_t p = rpages[r][j];
-          uint32_t stride = slot_bytes(tables_[heap_->pages().owner(p).table]->len);
-          char* base = heap_->pages().page(p);
-          for (uint64_t s = 0; s + stride <= kPageBytes; s += stride) f(base + s);
-        }
-      };
-      scan_share(shares[r][i], each, index_gc, put_free);
-    });
-    std::vector<uint64_t> ts_commit(nregions);
-    for (size_t r = 0; r < nregions; r++) ts_commit[r] = merge_shares(shares[r]).ts_commit;
-    on_items([&](size_t r, size_t i, auto& index_gc, auto& put_free) {
-      resolve_pending(shares[r][i], ts_commit[r], index_gc, put_free);
-    });
-    rep.lap("scan_regions_rebuild_indexes");
-
-    uint64_t max_cts = kLoadCts;
-    std::unordered_set<char*> lp_slots;
-    for (size_t r = 0; r < nregions; r++) {
-      ScanResult m = merge_shares(shares[r]);
-      max_cts = std::max(max_cts, m.max_cts);
-      rep.replayed += m.committed;
-      if (char* s = m.lp_slot) {
-        heap_->region(r).set_lp(heap_->pages().table_of(s), s);
-        lp_slots.insert(s);
-      }
-    }
-    // Deletes: every older version of a key whose newest version is a tombstone is invalidated
-    // (Tx-CTS 0) and fenced before the tombstone is freed, so no later recovery resurrects it.
-    // A region's LP tuple must keep its Tx-CTS (it sets ts-commit): its key's tombstone stays.
-    std::vector<std::vector<NvmTuple*>> keep(n);
-    parallel(int(n), [&](int w) {
-      for (char* s : freed[size_t(w)]) {
-        NvmTuple* t = NvmTuple::at(s);
-        if (t->empty() || t->deleted() || t->table() >= tables_.size()) continue;
-        uint64_t v = tables_[t->table()]->index->lookup(t->key());
-        if (v == HashIndex::kNoValue || !is_nvm_value(v) || !NvmTuple::at(nvm_of(v))->deleted()) continue;
-        if (lp_slots.count(s)) { keep[size_t(w)].push_back(NvmTuple::at(nvm_of(v))); continue; }
-        t->set_cts(0, false);
-        dev::flush(t, kHeaderBytes);
-      }
-      dev::fence();
-    });
-    rep.lap("invalidate_deleted");
-
-    // The newest versions that are tombstones leave the index (those of LP keys wait as
-    // garbage); what stays are the rows.
-    std::unordered_set<NvmTuple*> held;
-    for (auto& k : keep) held.insert(k.begin(), k.end());
-    std::vector<std::vector<Garbage>> waiting(n);
-    std::vector<uint64_t> dropped(n);
-    parallel(int(n), [&](int w) {
-      for (NvmTuple* t : tombs[size_t(w)]) {
-        HashIndex& index = *tables_[t->table()]->index;
-        char* s = reinterpret_cast<char*>(t);
-        if (index.lookup(t->key()) != nvm_value(s)) continue;  // a newer version won
-        index.remove(t->key());
-        dropped[size_t(w)]++;
-        if (held.count(t)) waiting[size_t(w)].push_back({s, t->table(), t->cts()});
-        else freed[size_t(w)].push_back(s);
-      }
-    });
-    for (size_t w = 0; w < n; w++) {
-      rep.rows += keys[w] - dropped[w];
-      threads_[0].tombstones.insert(threads_[0].tombstones.end(), waiting[w].begin(), waiting[w].end());
-    }
-    rep.lap("drop_tombstones");
-
-    for (auto& t : tables_) t->rebuild_ordered(int(n));
-    rep.lap("rebuild_ordered_indexes");
-
-    heap_->put_free(int(n), freed);
-    counter_.store(max_cts + 1);
-    rep.lap("rebuild_free_lists");
-    return rep;
-  }
+  // Algorithm 2 on every recovery thread (log_free_recovery.h).
+  RecoveryReport recover(int nthreads);
 
   bool read_current(uint32_t table, uint64_t key, char* out, uint64_t& version) {
     Table& t = *tables_.at(table);
@@ -645,23 +446,7 @@ class Zen {
     return true;
   }
 
-  // Invariants at quiescence (after recovery): every indexed NVM-tuple carries its own tuple ID
-  // and a committed Tx-CTS; every heap slot is exactly one of indexed, free, or awaiting
-  // reclamation: none lost, none both in use and free.
-  nlohmann::json check() const {
-    Violations fail;
-    std::unordered_set<const char*> live;
-    for (uint32_t ti = 0; ti < tables_.size(); ti++)
-      tables_[ti]->index->for_each([&](uint64_t key, uint64_t v) {
-        const char* s = is_nvm_value(v) ? nvm_of(v) : reinterpret_cast<Entry*>(v)->nvm;
-        const NvmTuple* n = reinterpret_cast<const NvmTuple*>(s);
-        if (n->key() != key || n->table() != ti || n->empty() || n->deleted())
-          fail("key " + std::to_string(key) + " indexes a slot holding another tuple or none");
-        if (!live.insert(s).second) fail("slot indexed twice");
-      });
-    heap_->check_slots(live, threads_, fail);
-    return fail.json();
-  }
+  nlohmann::json check() const;  // invariants at quiescence (check.h)
 
   nlohmann::json stats() const {
     nlohmann::json cache = nlohmann::json::object();
@@ -744,7 +529,6 @@ class Zen {
     if (!t.index->update(e->key, reinterpret_cast<uint64_t>(e), nvm_value(e->nvm)))
       throw std::logic_error("zen: evicted Met-Cache entry was not indexed");
   }
-
 
   void publish_history(Thread& th, const Meta& m) {
     if constexpr (kKeepsHistory) {
@@ -934,165 +718,31 @@ class Zen {
     return t.cache->victim(th.tid, th.hand[table], unlink, false, [this](const Entry* e) { return keep(e); });
   }
 
-  // Start of a transaction (its first lookup) and the exclusive-mode check (section 3.3.4).
-  bool enter(Thread& th) {
-    Shared& sh = shared_[th.tid];
-    int g = lrt_.holder();
-    if (!th.active) {
-      if (g >= 0 && g != th.tid) return false;
-      // Clock first, then published: reclamation reads the clock before the active list.
-      sh.active_since.store(counter_.load(std::memory_order_seq_cst), std::memory_order_seq_cst);
-      th.active = true;
-      g = lrt_.holder();
-    }
-    if (g < 0) return true;
-    if (g != th.tid) return false;
-    if (!th.exclusive) {
-      // (A snapshot reader's timestamp is below every writer's anyway: it goes on.)
-      if (lrt_.adaptive() && !th.gex_from_begin && !th.snapshot) return restart_privileged(th);
-      wait_exclusive(th);
-    }
-    return true;
-  }
+  // The exclusive stage (exclusive_stage.h).
+  bool enter(Thread& th);
 
-  // Zen+: a transaction that became privileged after it began restarts, keeping G-EX, so that
-  // its retry takes a CC timestamp above every commit (no other transaction commits meanwhile):
-  // with its old one, tuples other threads evicted after it began come back from NVM bounded
-  // above it, and a multi-version CC aborts it even when it runs alone. The abort counts as
-  // wasted work. Returns false (the access is refused).
-  bool restart_privileged(Thread& th) {
-    th.gex_restart = true;
-    th.refused = true;
-    return false;
-  }
+  bool restart_privileged(Thread& th);
 
-  // G-EX is ours: wait for every other transaction to finish or abort (they abort at their next
-  // lookup), then run alone.
-  void wait_exclusive(Thread& th) {
-    for (int o = 0; o < nthreads_; o++)
-      while (o != th.tid && shared_[o].active_since.load(std::memory_order_seq_cst) != 0) {
-        dev::pay_debt();
-        _mm_pause();
-      }
-    th.exclusive = true;
-    dev::crash_point("zen.exclusive_enter");
-  }
+  void wait_exclusive(Thread& th);
 
-  // A long-running transaction was detected (a Met-Cache region ran out of entries, a garbage
-  // queue grew past its threshold, or Zen+'s condition 2): the running transaction that touched
-  // the most tuples gets G-EX.
-  void request_exclusive(LrtCondition why) {
-    int best = -1;
-    uint64_t most = 0;
-    for (int t = 0; t < nthreads_; t++) {
-      uint64_t n = shared_[t].accessed.load(std::memory_order_relaxed);
-      if (shared_[t].active_since.load() && n > most) { most = n; best = t; }
-    }
-    if (best >= 0) lrt_.take(best, why);
-  }
+  void request_exclusive(LrtCondition why);
 
-  // Zen+'s detecting stage at each access: condition 1 (a transaction that consumes Met-Cache
-  // entries, i.e. not a snapshot reader, beyond alpha of its region) makes this transaction the
-  // privileged one (condition 3 is looked at in begin()). False: another one holds G-EX: abort.
-  bool detect(Thread& th, uint32_t table) {
-    if (th.exclusive || th.snapshot) return true;
-    if (!lrt_.over_alpha(th.txn_accesses, tables_[table]->cache->per_region())) return true;
-    if (!lrt_.take(th.tid, LrtCondition::Alpha)) return false;
-    if (!th.gex_from_begin) return restart_privileged(th);
-    wait_exclusive(th);
-    return true;
-  }
+  bool detect(Thread& th, uint32_t table);
 
-  // The end of the exclusive stage (step 4 of section 4.1.2): the thread-cooperative
-  // reclamation stood still meanwhile, so the privileged transaction moves every thread's
-  // reclaimable garbage to the free lists (another region's through its owner's inbox), then
-  // returns the whole pages of its regions left empty to the page manager; every other thread
-  // does so for its own regions at its next maintain() (a region's free lists are its writer's).
-  void end_exclusive(Thread& th) {
-    sync(th);  // its own commit durable: what it superseded becomes reclaimable
-    dev::crash_point("zen.exclusive_reclaim");
-    const uint64_t min = global_min();
-    uint64_t n = 0;
-    for (int o = 0; o < nthreads_; o++) {
-      std::lock_guard g(shared_[o].gc_mu);
-      n += drain(th, threads_[size_t(o)].garbage, min, ~size_t(0));
-    }
-    lrt_.reclaimed(n);
-    for (int o = 0; o < nthreads_; o++)
-      if (o != th.tid) shared_[o].free_pages.store(true, std::memory_order_release);
-    free_empty_pages(th);
-    dev::crash_point("zen.exclusive_exit");
-  }
+  void end_exclusive(Thread& th);
 
-  // This thread's regions' empty pages back to the page manager (its inbox first: slots others
-  // reclaimed for it). A page is empty when all its slots are on the free list: no live or
-  // superseded-but-reachable NVM-tuple, no tombstone, not the region's held LP slot.
-  void free_empty_pages(Thread& th) {
-    reclaim(th, 0);
-    uint64_t n = 0;
-    for (uint32_t r : th.regions)
-      n += heap_->region(r).release_empty_pages([](uint64_t) { dev::crash_point("zen.exclusive_free_page"); });
-    lrt_.pages_freed(n);
-  }
+  void free_empty_pages(Thread& th);
 
-  char* take(Thread& th, HeapRegion& r, uint32_t table) {
-    return heap_->take(r, table, [&] { reclaim(th, ~size_t(0)); });  // used up: reclaim without bound
-  }
+  // NVM space management: slots taken, garbage reclaimed (space_management.h).
+  char* take(Thread& th, HeapRegion& r, uint32_t table);
 
-  // Reclamation minimum: nothing a running transaction may still reach, nothing superseded by
-  // a commit not yet durable. The clock is read before the threads (see enter()).
-  uint64_t global_min() const {
-    uint64_t m = counter_.load(std::memory_order_seq_cst);
-    for (int t = 0; t < nthreads_; t++) {
-      uint64_t a = shared_[t].active_since.load(std::memory_order_seq_cst);
-      uint64_t u = shared_[t].unfenced.load(std::memory_order_seq_cst);
-      if (a && a < m) m = a;
-      if (u && u < m) m = u;
-    }
-    return m;
-  }
+  uint64_t global_min() const;
 
-  void maintain(Thread& th) {
-    reclaim(th, kGcPerTxn);
-    if (shared_[th.tid].free_pages.load(std::memory_order_acquire) &&
-        shared_[th.tid].free_pages.exchange(false, std::memory_order_acq_rel))
-      free_empty_pages(th);
-    if (!lrt_.adaptive()) {
-      // Zen's trigger (ii): a queue past the threshold that a running transaction holds back.
-      // What is reclaimable now (a backlog the stage's end or a finished long transaction left)
-      // is reclaimed instead, so the same backlog never enters the stage again.
-      if (th.garbage.size() > kGarbageThreshold) {
-        reclaim(th, ~size_t(0));
-        if (th.garbage.size() > kGarbageThreshold) request_exclusive(LrtCondition::Garbage);
-      }
-      return;
-    }
-    // Condition 2, looked at when pages were taken since this thread last looked (a heap whose
-    // pages are all in use but whose free lists suffice is the steady state of a small one).
-    uint64_t used = heap_->pages().used();
-    if (used != th.pages_seen) {
-      th.pages_seen = used;
-      if (lrt_.holder() < 0 && lrt_.under_beta(heap_->pages().pages() - used, heap_->pages().pages()))
-        request_exclusive(LrtCondition::Beta);
-    }
-  }
+  void maintain(Thread& th);
 
-  // Bounded garbage collection: move up to `budget` queue entries below the minimum to the free
-  // list of the region that owns their slot (another thread's through its inbox).
-  void reclaim(Thread& th, size_t budget) {
-    heap_->collect_inbox(th.tid);
-    std::lock_guard g(shared_[th.tid].gc_mu);
-    if (th.garbage.empty()) return;
-    if (th.garbage.front().cts >= th.min_cts) th.min_cts = global_min();
-    drain(th, th.garbage, th.min_cts, budget);
-  }
+  void reclaim(Thread& th, size_t budget);
 
-  // Up to `budget` entries of `q` below `min` to the free lists of their slots' regions.
-  size_t drain(Thread& th, std::deque<Garbage>& q, uint64_t min, size_t budget) {
-    size_t n = heap_->drain(th.tid, q, min, budget);
-    th.reclaimed += n;
-    return n;
-  }
+  size_t drain(Thread& th, std::deque<Garbage>& q, uint64_t min, size_t budget);
 
   EngineEnv& env_;
   int nthreads_;
@@ -1105,3 +755,11 @@ class Zen {
 };
 
 }  // namespace nvt::zen
+
+// The member functions of Zen's concepts, one file each (defined inline, as they were in the
+// class, so that the hot path compiles as before).
+#include "storage/engines/zen/persist.h"
+#include "storage/engines/zen/log_free_recovery.h"
+#include "storage/engines/zen/exclusive_stage.h"
+#include "storage/engines/zen/space_management.h"
+#include "storage/engines/zen/check.h"

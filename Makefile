@@ -35,7 +35,8 @@ endif
 # SAN=asan (ASan+UBSan) or SAN=tsan: sanitizer builds, without jemalloc (it would hide the
 # sanitizer's allocator).
 # Both compile at -Og unless OPT says otherwise: a third less compile time than -O1 (most of
-# CI's time is building the unit tests twice), and the tests run about as fast.
+# CI's time is building the unit tests twice); the tests run about 1.5x longer, which costs
+# less than the build saves (CI's ASan stage: 982-1135 s at -O1, 766-836 s at -Og).
 SAN ?=
 ifeq ($(SAN),asan)
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined

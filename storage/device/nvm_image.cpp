@@ -121,20 +121,18 @@ Room room_at(const std::string& path) {
   const std::string dir = dir_of(path);
   struct statfs fs {};
   struct stat st {};
-  if (statfs(dir.c_str(), &fs) != 0 || stat(dir.c_str(), &st) != 0) return {UINT64_MAX, 0};
-  return {uint64_t(fs.f_bavail) * uint64_t(fs.f_bsize), uint64_t(st.st_dev)};
+  if (statfs(dir.c_str(), &fs) != 0 || stat(dir.c_str(), &st) != 0) return {UINT64_MAX, 0, false};
+  constexpr decltype(fs.f_type) kTmpfsMagic = 0x01021994;  // TMPFS_MAGIC
+  return {uint64_t(fs.f_bavail) * uint64_t(fs.f_bsize), uint64_t(st.st_dev), fs.f_type == kTmpfsMagic};
 }
 
 void check_room(const std::string& path, uint64_t bytes) {
+  const Room r = room_at(path);  // unreadable: creating the file will say what is wrong
   const std::string dir = dir_of(path);
-  struct statfs fs {};
-  if (statfs(dir.c_str(), &fs) != 0) return;  // creating the file will say what is wrong
-  const uint64_t free = uint64_t(fs.f_bavail) * uint64_t(fs.f_bsize);
   const std::string what = "cannot create NVM image " + path + " of " + format_size(bytes);
-  if (bytes > free)
-    throw DeviceError(what + ": its file system (" + dir + ") has " + format_size(free) + " free");
-  constexpr decltype(fs.f_type) kTmpfsMagic = 0x01021994;  // TMPFS_MAGIC
-  const uint64_t avail = fs.f_type == kTmpfsMagic ? memory_available() : 0;
+  if (bytes > r.free)
+    throw DeviceError(what + ": its file system (" + dir + ") has " + format_size(r.free) + " free");
+  const uint64_t avail = r.tmpfs ? memory_available() : 0;
   if (avail > 0 && bytes > avail)
     throw DeviceError(what + ": " + dir + " is tmpfs, so the image would live in memory, and the host has " +
                       format_size(avail) + " available (use a smaller database or another --nvm-path)");

@@ -132,11 +132,12 @@ std::string format_size(uint64_t bytes);
 // Checked before the file is made, so that an image too large fails at once, naming both
 // sizes, instead of filling the file system or getting the process killed for memory.
 void check_room(const std::string& path, uint64_t bytes);
-// The free bytes of the file system that would hold a new file at `path`, and that file
-// system's id (st_dev); free is UINT64_MAX where it cannot be read.
+// The free bytes of the file system that would hold a new file at `path`, that file system's
+// id (st_dev) and whether it is tmpfs; free is UINT64_MAX where it cannot be read.
 struct Room {
   uint64_t free;
   uint64_t fs_id;
+  bool tmpfs;
 };
 Room room_at(const std::string& path);
 

@@ -120,8 +120,7 @@ TEST(NodeImages, ARestartFindsTheDataAndRefusesFilesThatDoNotBelong) {
   EXPECT_NE(open_error(single).find("one NUMA node's file"), std::string::npos);
 }
 
-// A setup that fails leaves the published files as they were.
-// Two ways a new image fails: larger than its file system's free space (refused before any
+// A setup that fails leaves the published files as they were. Two ways a new image fails: larger than its file system's free space (refused before any
 // file is made, naming both sizes), and a node file the file system will not allocate (here a
 // file-size limit, so the test needs no full disk). Either way the published image stays.
 TEST(NodeImages, AFailedCreateKeepsThePublishedImage) {

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <thread>
 
 #include "benchmarks/ycsb.h"
 #include "concurrency_control/cicada.h"
@@ -126,22 +125,6 @@ TYPED_TEST(Counters, RecoveryReadsAreCounted) {
   EXPECT_EQ(rep.rows, kRows);
   uint64_t per_row = std::is_same_v<typename P::Engine, mmdb::Mmdb<typename P::CC>> ? kTupleBytes : kU;
   EXPECT_GE(d.nvm_read_bytes, kRows * per_row) << d.nvm_read_bytes << " NVM bytes read by recovery";
-}
-
-// A thread outside the workers publishes its counters; published() shows its traffic.
-TEST(CountersPublished, BackgroundThreadTrafficIsVisible) {
-  alignas(256) static char buf[1024];
-  dev::Counters p0 = dev::published();
-  std::thread t([] {
-    dev::flush(buf, 256);
-    dev::fence();
-    dev::publish();
-  });
-  t.join();
-  dev::Counters d = dev::published() - p0;
-  EXPECT_EQ(d.clwb, 4u);
-  EXPECT_EQ(d.sfence, 1u);
-  EXPECT_EQ(d.nvm_write_bytes, kU);
 }
 
 // A YCSB run on MMDB whose small redo logs make the checkpointer run while workers do: its

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <memory>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "storage/device/device.h"
@@ -489,4 +490,20 @@ TEST(ParseSize, RejectsBadText) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("12X"), std::string::npos) << e.what();
   }
+}
+
+// A thread outside the workers publishes its counters; published() shows its traffic.
+TEST(CountersPublished, BackgroundThreadTrafficIsVisible) {
+  alignas(256) static char buf[1024];
+  dev::Counters p0 = dev::published();
+  std::thread t([] {
+    dev::flush(buf, 256);
+    dev::fence();
+    dev::publish();
+  });
+  t.join();
+  dev::Counters d = dev::published() - p0;
+  EXPECT_EQ(d.clwb, 4u);
+  EXPECT_EQ(d.sfence, 1u);
+  EXPECT_EQ(d.nvm_write_bytes, dev::kUnit);
 }

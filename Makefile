@@ -131,9 +131,10 @@ unit: $(TEST_BUILD)/unit_tests
 e2e:
 	bash tests/e2e/run_all.sh
 
-# Python runs from the virtual environment scripts/setup.sh creates (scripts/python.sh).
+# Python runs from the virtual environment scripts/setup.sh creates (scripts/python.sh), one
+# pytest worker per core (pytest-xdist): most tests wait on a rundb or a sweep they started.
 pytest:
-	bash -c 'source scripts/python.sh && exec "$$PYTHON" -m pytest -q --durations=10 tests/python'
+	bash -c 'source scripts/python.sh && exec "$$PYTHON" -m pytest -q -n $(shell nproc) --durations=10 tests/python'
 
 # Crash torture at a small round count per engine, and proof that injected faults are caught.
 crash:

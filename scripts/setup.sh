@@ -10,7 +10,7 @@ APT_PACKAGES=(build-essential g++ make libpmem-dev libnuma-dev libjemalloc-dev l
               googletest nlohmann-json3-dev libcli11-dev python3-venv
               chromium)  # headless Chromium renders results/report.html in the tests
 # Import names of the packages in requirements.txt, in the same order.
-PY_MODULES=(pandas matplotlib yaml tqdm distributed dask_jobqueue asyncssh pytest)
+PY_MODULES=(pandas matplotlib yaml tqdm distributed dask_jobqueue asyncssh pytest xdist)
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo

@@ -76,7 +76,7 @@ LDLIBS := -lpmem -lnuma $(MALLOC) -pthread $(EXTRA_LDLIBS)
 
 CORE_SRC := $(wildcard storage/*.cpp storage/device/*.cpp storage/engines/*/*.cpp \
               concurrency_control/*.cpp benchmarks/*.cpp) \
-            system/options.cpp system/host.cpp system/numa_host.cpp system/stats.cpp system/ack.cpp system/driver.cpp
+            system/options.cpp system/host.cpp system/numa_host.cpp system/stats.cpp system/ack.cpp system/driver.cpp system/run_report.cpp
 CORE_OBJ := $(patsubst %.cpp,$(COMMON)/%.o,$(CORE_SRC))
 
 .PHONY: all rundb common pairs test unit unit-some e2e pytest crash bench clean asan tsan foedus foedus-unit nvcaracal

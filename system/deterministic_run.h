@@ -178,7 +178,7 @@ nlohmann::json run_deterministic(const RunContext& ctx) {
     if (!o.verify_ack.empty()) out["verification"] = verify_epochs(o.verify_ack, replay ? st.logged : st.committed, sum, o.epoch_txns, st.rows);
     out["invariants"] = eng.check();
     if constexpr (requires { bench.check(eng); }) out[Bench::kCheckName] = bench.check(eng);
-    out["results"] = {{"memory_bytes", {{"dram", dram.used()}, {"nvm", nvm.used()}}}};
+    out["results"] = recovered_results(dram, nvm);
     return out;
   }
 
@@ -225,19 +225,22 @@ nlohmann::json run_deterministic(const RunContext& ctx) {
     t0 = t1 = eng.totals();
     return Next::Measure;
   });
-  double measured_s = secs(m0, m1);
-  uint64_t committed = 0, aborted = 0;
-  LatencyHistogram lat;
-  dev::Counters dc;
+  MeasuredRun mr;
+  mr.secs = secs(m0, m1);
   for (auto& c : runner.cores()) {
-    committed += c.committed;
-    aborted += c.aborted;
-    lat.merge(c.latency);
-    if (c.measuring) dc += c.dev_end - c.dev_start;
+    mr.committed += c.committed;
+    mr.aborted += c.aborted;
+    mr.latency.merge(c.latency);
+    if (c.measuring) mr.traffic += c.dev_end - c.dev_start;
   }
-  uint64_t total = committed + aborted;  // user aborts are completed transactions too
-  double per = total ? 1.0 / double(total) : 0.0;
+  mr.causes[size_t(AbortCause::User)] = mr.aborted;  // a deterministic engine aborts only by the transaction's logic
+  // An epoch's commit is its durability (inputs logged before it runs, versions persisted at
+  // its end): commit-to-durable latency is latency_us (docs/output.md).
+  mr.durable_latency = mr.latency;
+  mr.per_txn_of = mr.committed + mr.aborted;  // user aborts are completed transactions too
   auto d = t1 - t0;
+  mr.hits = d.cache_hits;
+  mr.accesses = d.accesses;
   double ep = measured_epochs ? 1.0 / double(measured_epochs) : 0.0;
   nlohmann::json engine = eng.stats();
   engine["design"] = o.caracal_design;
@@ -251,34 +254,18 @@ nlohmann::json run_deterministic(const RunContext& ctx) {
   // the designs that write every update to NVM (hybrid persists each, all-nvmm keeps each there).
   engine["transient_update_share"] =
       d.versions_written && !eng.updates_reach_nvm() ? 1.0 - double(d.final_writes) / double(d.versions_written) : 0.0;
-  engine["nvm_writes_per_epoch"] = {{"rows", double(d.final_writes) * ep}, {"bytes", double(dc.nvm_write_bytes) * ep}};
+  engine["nvm_writes_per_epoch"] = {{"rows", double(d.final_writes) * ep}, {"bytes", double(mr.traffic.nvm_write_bytes) * ep}};
   engine["gc"] = {{"minor", d.minor_gc}, {"major", d.major_gc}};
   engine["cache"] = {{"hits", d.cache_hits}, {"evicted", d.evicted}, {"full", d.cache_full}};
   engine["pending_waits"] = d.waits;
   engine["ignored_versions"] = d.ignored;
-  nlohmann::json res = {
-      {"measured_s", measured_s},
-      {"committed", committed},
-      {"aborted", aborted},
-      {"throughput_tps", measured_s > 0 ? double(committed) / measured_s : 0.0},
-      {"abort_rate", total ? double(aborted) / double(total) : 0.0},
-      {"aborts_by_cause", {{"user", aborted}}},
-      {"retried", 0},
-      {"retry_rate", 0.0},
-      {"latency_us", latency_json(lat)},
-      {"per_txn", per_txn_json(dc, per, tsc_ghz)},
-      {"cache_hit_rate", d.accesses ? double(d.cache_hits) / double(d.accesses) : 0.0},
-      {"memory_bytes", memory_json(dram, nvm)},
-      {"engine", engine}};
-  res["numa"] = numa_results(numa, dc, committed);
-  // An epoch's commit is its durability (inputs logged before it runs, versions persisted at
-  // its end): commit-to-durable latency is latency_us (docs/output.md).
-  res["durable_latency_us"] = res["latency_us"];
+  nlohmann::json res = measured_results(mr, dram, nvm, std::move(engine), tsc_ghz);
+  res["numa"] = numa_results(numa, mr.traffic, mr.committed);
   res["memory_bytes"]["nvm_breakdown"] = eng.nvm_breakdown();
   if constexpr (requires(const uint64_t* in) { Bench::kind_names(); bench.det_kind(in); }) {  // as driver.h: TPC-C's tpmC
     std::vector<std::array<uint64_t, 8>> per_core;
     for (auto& c : runner.cores()) per_core.push_back(c.by_kind);
-    by_type_results(res, Bench::kind_names(), per_core, measured_s, committed);
+    by_type_results(res, Bench::kind_names(), per_core, mr.secs, mr.committed);
   }
   res["engine"]["last_epoch"] = first_measured ? first_measured + measured_epochs - 1 : 0;
   res["engine"]["state_checksum"] = eng.state_checksum();

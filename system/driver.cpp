@@ -3,9 +3,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <iostream>
+#include <stdexcept>
 
 namespace nvt {
 
@@ -30,36 +32,68 @@ dev::CostProfile make_profile(const Options& o) {
   return p;
 }
 
-void by_type_results(nlohmann::json& res, const std::vector<std::string>& names,
-                     const std::vector<std::array<uint64_t, 8>>& per_thread, double secs, uint64_t committed) {
-  nlohmann::json by, tps;
-  for (size_t k = 0; k < names.size() && k < 8; k++) {
-    uint64_t n = 0;
-    for (auto& a : per_thread) n += a[k];
-    by[names[k]] = n;
-    tps[names[k]] = secs > 0 ? double(n) / secs : 0.0;
-  }
-  res["committed_by_type"] = by;
-  res["throughput_by_type_tps"] = tps;
-  if (by.contains("neworder")) res["tpmC"] = secs > 0 ? double(by["neworder"].get<uint64_t>()) * 60.0 / secs : 0.0;
-  res["throughput_tpm"] = secs > 0 ? double(committed) * 60.0 / secs : 0.0;
+dev::DeviceOptions device_options(const Options& o, const std::string& engine, const std::string& layout,
+                                  uint64_t engine_bytes, const NumaPlan& numa) {
+  const std::vector<std::string> files = node_image_paths(o.nvm_path, numa);
+  dev::DeviceOptions d;
+  d.path = files[0];
+  if (files.size() > 1) d.node_paths = files;
+  d.placement = numa.placement;
+  d.reopen = o.recover;
+  d.layout = layout;
+  d.settings = image_settings(o, engine);
+  d.profile = make_profile(o);
+  d.writer_threads = o.threads;
+  d.numa_nodes = numa.nodes;
+  d.power_fail = o.power_fail;
+  d.crash = dev::parse_crash(o.crash_at);
+  d.crash.evict_prob = o.evict_prob;
+  d.crash.seed = o.seed;
+  dev::g_fault = dev::parse_fault(o.fault);
+  d.size = o.nvm_size ? o.nvm_size : engine_bytes + (64ull << 20);
+  return d;
 }
 
-nlohmann::json numa_results(const NumaPlan& numa, const dev::Counters& c, uint64_t committed) {
-  double per = committed ? 1.0 / double(committed) : 0.0;
-  auto kind = [&](uint64_t all, uint64_t remote) {
-    return nlohmann::json{{"local", all - remote}, {"remote", remote},
-                          {"remote_per_txn", double(remote) * per},
-                          {"remote_share", all ? double(remote) / double(all) : 0.0}};
-  };
-  nlohmann::json j = numa.to_json();
-  j.erase("node_list");
-  j.erase("thread_nodes");
-  j["accesses"] = {{"nvm_read", kind(c.nvm_reads, c.remote_nvm_reads)},
-                   {"nvm_write", kind(c.nvm_writes, c.remote_nvm_writes)},
-                   {"dram_read", kind(c.dram_reads, c.remote_dram_reads)},
-                   {"dram_write", kind(c.dram_writes, c.remote_dram_writes)}};
-  return j;
+EngineOptions engine_options(const Options& o, uint64_t db_bytes) {
+  EngineOptions eo;
+  eo.threads = o.threads;
+  eo.checkpoint_after_load = o.checkpoint == "after-load";
+  eo.checkpoint_log_fill = o.checkpoint_fill;
+  eo.group_commit_us = o.group_commit_us;
+  eo.zen_plus = o.zen_plus;
+  eo.lrt_alpha = o.lrt_alpha;
+  eo.lrt_beta = o.lrt_beta;
+  eo.lrt_gamma = o.lrt_gamma;
+  eo.page_size = o.page_size;
+  eo.epoch_ms = o.epoch_ms;
+  eo.gleaner_interval_ms = o.gleaner_interval_ms;
+  eo.snapshot_cache = o.snapshot_cache == "on";
+  eo.gleaner_mappers = o.gleaner_mappers;
+  eo.gleaner_reducers = o.gleaner_reducers;
+  eo.log_bytes = o.log_size ? o.log_size
+                            : std::min<uint64_t>(4ull << 30, std::max<uint64_t>(64ull << 20, 2 * db_bytes / uint64_t(o.threads)));
+  eo.log_bytes = (eo.log_bytes + (2ull << 20) - 1) / (2ull << 20) * (2ull << 20);
+  return eo;
+}
+
+std::vector<uint32_t> persist_order_ids(const std::string& flag, std::vector<std::string> names,
+                                        const std::vector<TableInfo>& tables) {
+  if (!flag.empty()) {
+    names.clear();
+    std::string cur;
+    for (char ch : flag + ",")
+      if (ch == ',') { if (!cur.empty()) names.push_back(cur); cur.clear(); } else cur += ch;
+  }
+  std::vector<uint32_t> order;
+  if (names.empty()) return order;
+  for (auto& n : names) {
+    auto it = std::find_if(tables.begin(), tables.end(), [&](const TableInfo& t) { return t.name == n; });
+    if (it == tables.end()) throw std::invalid_argument("--persist-order names no table " + n);
+    if (std::find(order.begin(), order.end(), it->id) == order.end()) order.push_back(it->id);
+  }
+  for (auto& t : tables)  // tables not named follow in id order
+    if (std::find(order.begin(), order.end(), t.id) == order.end()) order.push_back(t.id);
+  return order;
 }
 
 namespace {

@@ -32,6 +32,7 @@
 #include "system/load_progress.h"
 #include "system/numa_host.h"
 #include "system/options.h"
+#include "system/run_report.h"
 #include "system/stats.h"
 #include "system/txn_manager.h"
 
@@ -58,25 +59,6 @@ void print_summary(const nlohmann::json& out);
 void install_interrupt_handlers();
 int interrupt_signal();  // 0, or the signal that asked the run to stop
 void set_interruptible(bool workers_running);
-
-// results.numa: the measured phase's accesses by kind (DRAM/NVM x read/write), local and remote,
-// totals and per committed transaction, under the run's nodes (real or virtual).
-nlohmann::json numa_results(const NumaPlan& numa, const dev::Counters& c, uint64_t committed);
-
-// Commits per transaction type into `res`: committed_by_type, throughput_by_type_tps,
-// throughput_tpm, and tpmC (NewOrders completed per minute, rolled-back ones included, as
-// clause 5.4 counts) when a type is named neworder. `per_thread[t][k]`: thread t's commits of
-// type k (at most 8 types).
-void by_type_results(nlohmann::json& res, const std::vector<std::string>& names,
-                     const std::vector<std::array<uint64_t, 8>>& per_thread, double secs, uint64_t committed);
-
-// A latency histogram (ns) as JSON in microseconds.
-inline nlohmann::json latency_json(const LatencyHistogram& h) {
-  return {{"avg", h.mean() / 1e3},
-          {"p50", h.percentile(0.50) / 1e3},
-          {"p99", h.percentile(0.99) / 1e3},
-          {"p999", h.percentile(0.999) / 1e3}};
-}
 
 // DRAM beside the P share for a benchmark of small tuples (SmallBank, TPC-C): there the indexes
 // and per-slot structures outweigh the tuples, so P divides the tuple bytes alone (what an
@@ -112,93 +94,18 @@ inline uint64_t data_cap_of(const Options& o, uint64_t db_bytes) {
   return uint64_t(double(db_bytes) / o.p_ratio);
 }
 
-// The output's `config` (the options, the pair and what the run sized) and `host`, as both
-// run paths (run_pair, deterministic_run.h) write them.
-inline void put_run_header(nlohmann::json& out, const Options& o, const std::string& engine, const std::string& cc,
-                           const dev::NvmImage& nvm, uint64_t dram_budget, uint64_t db_bytes, const NumaPlan& numa) {
-  nlohmann::json config = o.to_json();
-  config["engine"] = engine;
-  // What the figures call the engine: Zen+ is Zen run with --zen-plus on.
-  config["engine_variant"] = engine == "zen" && o.zen_plus ? "zen+" : engine;
-  config["cc"] = cc;
-  config["device_model"] = DEVICE_MODEL;
-  config["nvm_size"] = nvm.size();
-  config["dram_size"] = dram_budget;
-  config["database_bytes"] = db_bytes;
-  config["numa_nodes"] = numa.nodes;
-  config["numa_policy"] = dev::placement_name(numa.placement);
-  out["config"] = config;
-  out["host"] = host_json(nvm);
-  out["host"]["numa"] = numa.to_json();
-}
-
-// Device traffic per transaction (`per` = 1 / transactions) as results.per_txn reports it.
-inline nlohmann::json per_txn_json(const dev::Counters& dc, double per, double tsc_ghz) {
-  return {{"clwb", double(dc.clwb) * per},
-          {"sfence", double(dc.sfence) * per},
-          {"nvm_read_bytes", double(dc.nvm_read_bytes) * per},
-          {"nvm_write_bytes", double(dc.nvm_write_bytes) * per},
-          {"dram_bytes", double(dc.dram_bytes) * per},
-          {"remote_accesses", double(dc.remote) * per},
-          {"charged_ns", double(dc.charged_cycles) / tsc_ghz * per}};
-}
-// results.memory_bytes.
-// dram_breakdown is the ledger (bytes per entry), dram_kind marks each entry data or overhead.
-inline nlohmann::json memory_json(const dev::DramBudget& dram, const dev::NvmImage& nvm) {
-  nlohmann::json kind = nlohmann::json::object();
-  for (auto& [what, use] : dram.kinds()) kind[what] = dev::dram_use_name(use);
-  return {{"dram", dram.used()},
-          {"dram_budget", dram.budget()},
-          {"dram_data", dram.data_used()},
-          {"dram_data_cap", dram.data_cap()},
-          {"dram_overhead", dram.used() - dram.data_used()},
-          {"dram_breakdown", dram.breakdown()},
-          {"dram_kind", kind},
-          {"nvm", nvm.used()},
-          {"nvm_persistent", nvm.used(dev::RegionKind::Persistent)},
-          {"nvm_volatile", nvm.used(dev::RegionKind::Volatile)}};
-}
-// The `recovery` object: the steps' times, rows, what was replayed, the recovery's own traffic.
-inline nlohmann::json recovery_json(const RecoveryReport& rep, const dev::Counters& rc, int threads, double tsc_ghz) {
-  nlohmann::json r;
-  double total = 0;
-  for (auto& [step, s] : rep.steps) { r["steps_s"][step] = s; total += s; }
-  r["total_s"] = total;
-  r["rows"] = rep.rows;
-  r["replayed"] = rep.replayed;
-  r["threads"] = threads;
-  r["nvm_read_bytes"] = rc.nvm_read_bytes;
-  r["nvm_write_bytes"] = rc.nvm_write_bytes;
-  r["clwb"] = rc.clwb;
-  r["sfence"] = rc.sfence;
-  r["charged_s"] = double(rc.charged_cycles) / (tsc_ghz * 1e9);
-  return r;
-}
-
 // The device settings of a run: the image (created, or reopened with --recover; one file, or
 // one per NUMA node), its layout line, the profile, power-failure and crash settings; sets the
 // injected fault. `engine_bytes` is what the engine needs, used unless --nvm-size is given.
-inline dev::DeviceOptions device_options(const Options& o, const std::string& engine, const std::string& layout,
-                                        uint64_t engine_bytes, const NumaPlan& numa) {
-  const std::vector<std::string> files = node_image_paths(o.nvm_path, numa);
-  dev::DeviceOptions d;
-  d.path = files[0];
-  if (files.size() > 1) d.node_paths = files;
-  d.placement = numa.placement;
-  d.reopen = o.recover;
-  d.layout = layout;
-  d.settings = image_settings(o, engine);
-  d.profile = make_profile(o);
-  d.writer_threads = o.threads;
-  d.numa_nodes = numa.nodes;
-  d.power_fail = o.power_fail;
-  d.crash = dev::parse_crash(o.crash_at);
-  d.crash.evict_prob = o.evict_prob;
-  d.crash.seed = o.seed;
-  dev::g_fault = dev::parse_fault(o.fault);
-  d.size = o.nvm_size ? o.nvm_size : engine_bytes + (64ull << 20);
-  return d;
-}
+dev::DeviceOptions device_options(const Options& o, const std::string& engine, const std::string& layout,
+                                  uint64_t engine_bytes, const NumaPlan& numa);
+// The engine's options from the run's (the log sized from the database unless --log-size).
+EngineOptions engine_options(const Options& o, uint64_t db_bytes);
+// Zen's multi-table persist order as table ids: --persist-order's names (`flag`, comma-separated),
+// else the benchmark's `names`, then the tables not named in id order; empty when neither names
+// any.
+std::vector<uint32_t> persist_order_ids(const std::string& flag, std::vector<std::string> names,
+                                        const std::vector<TableInfo>& tables);
 
 template <class Engine, class CC, class Bench>
 nlohmann::json run_pair(const RunContext& ctx) {
@@ -208,24 +115,7 @@ nlohmann::json run_pair(const RunContext& ctx) {
   auto tables = bench.tables();
   uint64_t db_bytes = bench.database_bytes();
 
-  EngineOptions eo;
-  eo.threads = o.threads;
-  eo.checkpoint_after_load = o.checkpoint == "after-load";
-  eo.checkpoint_log_fill = o.checkpoint_fill;
-  eo.group_commit_us = o.group_commit_us;
-  eo.zen_plus = o.zen_plus;
-  eo.lrt_alpha = o.lrt_alpha;
-  eo.lrt_beta = o.lrt_beta;
-  eo.lrt_gamma = o.lrt_gamma;
-  eo.page_size = o.page_size;
-  eo.epoch_ms = o.epoch_ms;
-  eo.gleaner_interval_ms = o.gleaner_interval_ms;
-  eo.snapshot_cache = o.snapshot_cache == "on";
-  eo.gleaner_mappers = o.gleaner_mappers;
-  eo.gleaner_reducers = o.gleaner_reducers;
-  eo.log_bytes = o.log_size ? o.log_size
-                            : std::min<uint64_t>(4ull << 30, std::max<uint64_t>(64ull << 20, 2 * db_bytes / uint64_t(o.threads)));
-  eo.log_bytes = (eo.log_bytes + (2ull << 20) - 1) / (2ull << 20) * (2ull << 20);
+  EngineOptions eo = engine_options(o, db_bytes);
 
   const uint64_t dram_budget = dram_budget_of<Engine>(o, bench, tables, eo, db_bytes);
   const NumaPlan numa = plan_numa(o, host_numa_nodes());
@@ -239,24 +129,9 @@ nlohmann::json run_pair(const RunContext& ctx) {
   // Zen's multi-table persist order: --persist-order, else the benchmark's, else the default.
   if constexpr (requires { eng.set_persist_order(std::vector<uint32_t>{}); }) {
     std::vector<std::string> names;
-    if (!o.persist_order.empty()) {
-      std::string cur;
-      for (char ch : o.persist_order + ",")
-        if (ch == ',') { if (!cur.empty()) names.push_back(cur); cur.clear(); } else cur += ch;
-    } else if constexpr (requires { Bench::persist_order(); }) {
-      names = Bench::persist_order();
-    }
-    if (!names.empty()) {
-      std::vector<uint32_t> order;
-      for (auto& n : names) {
-        auto it = std::find_if(tables.begin(), tables.end(), [&](const TableInfo& t) { return t.name == n; });
-        if (it == tables.end()) throw std::invalid_argument("--persist-order names no table " + n);
-        if (std::find(order.begin(), order.end(), it->id) == order.end()) order.push_back(it->id);
-      }
-      for (auto& t : tables)  // tables not named follow in id order
-        if (std::find(order.begin(), order.end(), t.id) == order.end()) order.push_back(t.id);
-      eng.set_persist_order(order);
-    }
+    if constexpr (requires { Bench::persist_order(); }) names = Bench::persist_order();
+    std::vector<uint32_t> order = persist_order_ids(o.persist_order, names, tables);
+    if (!order.empty()) eng.set_persist_order(order);
   }
 
   nlohmann::json out;
@@ -281,7 +156,7 @@ nlohmann::json run_pair(const RunContext& ctx) {
           [&](uint64_t key, char* img, uint64_t& ver) { return eng.read_current(0, key, img, ver); },
           [](const char* img) { return Bench::stamp_of(img); });
     }
-    out["results"] = {{"memory_bytes", {{"dram", dram.used()}, {"nvm", nvm.used()}}}};
+    out["results"] = recovered_results(dram, nvm);
     return out;
   }
 
@@ -520,7 +395,7 @@ nlohmann::json run_pair(const RunContext& ctx) {
   auto m0 = clk::now();
   // Background threads' traffic (checkpointer, group commit, ...) as published in the window.
   dev::Counters bg0 = dev::published(), bg1;
-  nlohmann::json timeline = nlohmann::json::array();
+  std::vector<uint64_t> timeline;  // committed at each --timeline-ms sample
   auto committed_now = [&] {
     uint64_t c = 0;
     for (auto& s : stats) c += s.committed.load(std::memory_order_relaxed);
@@ -569,102 +444,22 @@ nlohmann::json run_pair(const RunContext& ctx) {
   eng.stop();
   CC::stop();
 
-  double secs = std::chrono::duration<double>(m1 - m0).count();
-  uint64_t committed = 0, aborted = 0, retried = 0, hits = 0, accesses = 0;
-  std::array<uint64_t, size_t(AbortCause::kCount)> causes{};
-  LatencyHistogram lat, durable_lat;
-  dev::Counters dc, bg = bg1 - bg0;
-  for (auto& s : stats) {
-    committed += s.committed.load();
-    aborted += s.aborted();
-    retried += s.retried;
-    for (size_t i = 0; i < causes.size(); i++) causes[i] += s.aborts[i];
-    lat.merge(s.latency);
-    durable_lat.merge(s.durable_latency);
-    dc += s.dev_end - s.dev_start;
-    hits += s.engine_hits;
-    accesses += s.engine_accesses;
-  }
-  dc += bg;  // per_txn: all the traffic the workload caused, the background's share shown apart
-  double per = committed ? 1.0 / double(committed) : 0.0;
-  // Every cause, `none` (an abort no method named) included, so that the causes sum to `aborted`.
-  nlohmann::json by_cause;
-  for (size_t i = 0; i < causes.size(); i++) by_cause[cause_name(AbortCause(i))] = causes[i];
-  uint64_t rollbacks = 0;
-  for (auto r : rolled_back) rollbacks += r;
-  nlohmann::json res = {
-      {"measured_s", secs},
-      {"committed", committed},
-      {"aborted", aborted},
-      {"throughput_tps", secs > 0 ? double(committed) / secs : 0.0},
-      {"abort_rate", committed + aborted ? double(aborted) / double(committed + aborted) : 0.0},
-      {"aborts_by_cause", by_cause},
-      // Committed transactions that aborted at least once first: an abort retried at once
-      // often meets the same holder again, so abort_rate counts one conflict several times.
-      {"retried", retried},
-      {"retry_rate", committed ? double(retried) / double(committed) : 0.0},
-      {"rolled_back", rollbacks},
-      {"latency_us", latency_json(lat)},
-      {"per_txn", per_txn_json(dc, per, tsc_ghz)},
-      {"cache_hit_rate", accesses ? double(hits) / double(accesses) : 0.0},
-      {"memory_bytes", memory_json(dram, nvm)},
-      {"engine", eng.stats()}};
-  // From submission to the commit's durability, for every engine: latency_us stops at
-  // commit(), an acknowledgement waits for this. The same as latency_us where commit() returns
-  // durable; later where durability lags (WBL's group commit, FOEDUS's epochs, Zen's unfenced
-  // LP line), and for a read-only transaction until what it read is durable (docs/output.md).
-  res["durable_latency_us"] = latency_json(durable_lat);
-  if constexpr (kBreakdown) {
-    if (o.time_breakdown) {  // worker thread-seconds in the measured phase, summed over workers
-      std::array<double, 4> sum{};
-      for (auto& c : cycles)
-        for (size_t i = 0; i < 4; i++) sum[i] += double(c[i]) / (tsc_ghz * 1e9);
-      res["time_breakdown_s"] = {{"snapshot_generation", sum[1]},
-                                 {"status_storage", sum[2]},
-                                 {"record_access", sum[3]},
-                                 {"other", std::max(0.0, sum[0] - sum[1] - sum[2] - sum[3])}};
-    }
-  }
-  if constexpr (requires { Bench::kind_names(); }) {
-    by_type_results(res, Bench::kind_names(), kinds, secs, committed);
-  }
-  res["per_txn"]["background"] = {{"clwb", double(bg.clwb) * per},
-                                  {"sfence", double(bg.sfence) * per},
-                                  {"nvm_read_bytes", double(bg.nvm_read_bytes) * per},
-                                  {"nvm_write_bytes", double(bg.nvm_write_bytes) * per},
-                                  {"charged_ns", double(bg.charged_cycles) / tsc_ghz * per}};
-  res["numa"] = numa_results(numa, dc, committed);
-  if (soft) {
-    uint64_t ran = 0, on = 0, none = 0;
-    for (auto& a : affine) ran += a[0], on += a[1], none += a[2];
-    res["numa"]["affinity_share"] = ran ? double(on) / double(ran) : 0.0;
-    res["numa"]["no_affinity"] = none;
-    res["numa"]["partitions"] = o.numa_partitions;
-    res["numa"]["partitions_remapped"] = remapped1 - remapped0;
-    res["numa"]["dispatch_overflow"] = dispatcher->overflow();
-  }
+  MeasuredRun mr = sum_workers(stats, std::chrono::duration<double>(m1 - m0).count(), bg1 - bg0);
+  mr.rolled_back = 0;
+  for (auto r : rolled_back) *mr.rolled_back += r;
+  nlohmann::json res = measured_results(mr, dram, nvm, eng.stats(), tsc_ghz);
+  if constexpr (kBreakdown)
+    if (o.time_breakdown) res["time_breakdown_s"] = time_breakdown_json(cycles, tsc_ghz);
+  if constexpr (requires { Bench::kind_names(); }) by_type_results(res, Bench::kind_names(), kinds, mr.secs, mr.committed);
+  res["numa"] = numa_results(numa, mr.traffic, mr.committed);
+  if (soft) affinity_results(res["numa"], affine, o.numa_partitions, remapped1 - remapped0, dispatcher->overflow());
   out["results"] = res;
   // Stopped by a signal: measured_s is the time until the stop, the counts what ran until then.
   out["interrupted"] = interrupt_signal() != 0;
   // The benchmark's own counts and its consistency check of the database after the run.
   if constexpr (requires { bench.report(); }) out["workload"] = bench.report();
   if constexpr (requires { bench.check(eng); }) out[Bench::kCheckName] = bench.check(eng);
-  if (o.timeline_ms) {
-    nlohmann::json tl = nlohmann::json::array();
-    uint64_t prev = 0;
-    for (auto& c : timeline) {
-      uint64_t v = c.get<uint64_t>();
-      tl.push_back(double(v - prev) * 1000.0 / o.timeline_ms);
-      prev = v;
-    }
-    out["timeline"] = {{"interval_ms", o.timeline_ms}, {"throughput_tps", tl}};
-    if constexpr (kStages) {
-      nlohmann::json ex = nlohmann::json::array();
-      for (size_t i = 1; i < stages.size(); i++)
-        ex.push_back(int(stages[i].second || stages[i - 1].second || stages[i].first != stages[i - 1].first));
-      out["timeline"]["exclusive"] = ex;
-    }
-  }
+  if (o.timeline_ms) out["timeline"] = timeline_json(timeline, o.timeline_ms, stages);
   return out;
 }
 

@@ -224,7 +224,7 @@ TEST(ZenMetCache, ClockSkipsActiveAndClockedEntries) {
   Cache::Entry* v = c.victim(0, hand, unlink);
   EXPECT_EQ(v, c.at(0, 2)) << "the unpinned entry once its clock bit was cleared";
   EXPECT_EQ(unlinked, std::vector<Cache::Entry*>{c.at(0, 2)}) << "its index entry repointed at NVM";
-  EXPECT_EQ(v->state.load(), kFree);
+  EXPECT_EQ(v->state.load(), kFree | 1) << "free and claimed by the caller";
   EXPECT_FALSE(Cache::pin(v)) << "a victim cannot be pinned";
   // A dead copy is reclaimed without touching the index.
   c.at(0, 3)->state.store(kCopy);
@@ -232,6 +232,62 @@ TEST(ZenMetCache, ClockSkipsActiveAndClockedEntries) {
   EXPECT_EQ(c.victim(0, hand, unlink), c.at(0, 3));
   EXPECT_EQ(unlinked.size(), 1u);
   EXPECT_EQ(c.evictions.load(), 2u);
+}
+
+// A lookup that finds its key indexed at an entry nobody will ever fill again (the defect the
+// next test guards against) fails naming the key instead of spinning forever.
+struct StuckIndex {
+  static constexpr uint64_t kNoValue = ~0ull;
+  uint64_t v;
+  uint64_t lookup(uint64_t) const { return v; }
+};
+TEST(ZenMetCache, LookupOfAKeyStuckAtAFreeEntryFails) {
+  using Cache = MetCache<cc::NoWait::Meta>;
+  dev::DramBudget dram(1 << 20);
+  Cache c(64, 4, 1, dram, "metcache");
+  StuckIndex index{reinterpret_cast<uint64_t>(c.at(0, 1))};
+  auto keep = Cache::stuck_after;
+  Cache::stuck_after = std::chrono::milliseconds(50);
+  uint64_t v = 0;
+  try {
+    Cache::pin_indexed(index, 42, v);
+    ADD_FAILURE() << "pinned a free entry";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("key 42 "), std::string::npos) << e.what();
+  }
+  Cache::stuck_after = keep;
+}
+
+// WBL evicts in other threads' regions: two walkers of one region (its owner and a borrower)
+// must never both take an entry. The owner used to take a free entry without a CAS, and an
+// eviction left the entry free for it to take while the evicting thread filled it: the entry,
+// filled twice, stayed indexed under the first key, and a lookup of that key spun forever.
+TEST(ZenMetCache, TwoWalkersOfOneRegionNeverTakeTheSameEntry) {
+  using Cache = MetCache<cc::NoWait::Meta>;
+  constexpr uint64_t kEntries = 16;
+  dev::DramBudget dram(1 << 20);
+  Cache c(64, kEntries, 2, dram, "metcache");
+  std::atomic<int> holder[kEntries] = {};
+  std::atomic<uint64_t> shared_takes{0}, taken{0};
+  auto walk = [&](int me) {
+    uint64_t hand = 0;
+    for (int i = 0; i < 100000; i++) {
+      Cache::Entry* e = c.victim(0, hand, [](Cache::Entry*) {});
+      if (!e) continue;
+      taken++;
+      uint64_t slot = uint64_t(reinterpret_cast<char*>(e) - reinterpret_cast<char*>(c.at(0, 0))) / Cache::entry_bytes(64);
+      if (holder[slot].exchange(me) != 0) shared_takes++;
+      for (int k = 0; k < 20; k++) _mm_pause();
+      holder[slot].store(0);
+      // Given back free (a lost insert race) or live and unpinned (evicted by a later walk).
+      e->state.store(i % 2 ? kFree : kClock, std::memory_order_release);
+    }
+  };
+  std::thread other(walk, 2);
+  walk(1);
+  other.join();
+  EXPECT_GT(taken.load(), 1000u);
+  EXPECT_EQ(shared_takes.load(), 0u) << "an entry was taken by both walkers at once";
 }
 
 TEST(ZenMetCache, GreedyKnapsackOnFrequencyPerByte) {

@@ -16,12 +16,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -112,12 +114,24 @@ class MetCache {
   }
   static void unpin(Entry* e) { e->state.fetch_sub(1, std::memory_order_release); }
 
+  // Takes a free entry (exactly kFree: no pins) for the caller, who fills it or stores kFree
+  // back. The claim keeps kFree, so pin() still fails on it, and adds one pin, so that no other
+  // thread walking the region takes it too: WBL evicts in other threads' regions, and an entry
+  // two threads filled at once stayed indexed under the first key after eviction unlinked the
+  // second, a lookup of that key spinning on it forever.
+  static bool claim(Entry* e, uint64_t s) {
+    return s == kFree && e->state.compare_exchange_strong(s, kFree | 1, std::memory_order_acq_rel);
+  }
+
   // A lookup's cached case: `key`'s entry, pinned, found through `index` (an entry of any
   // region, re-read until a pin holds on the entry still indexed). nullptr with `v` the index
   // value otherwise: Index::kNoValue (no key, or an uncommitted insert) or an NVM-tuple (a miss).
+  // An entry is unpinnable only while another thread evicts, fills or copies it: one that stays
+  // so for seconds is a defect (an index left pointing at a reused entry), reported, not spun on.
   template <class Index>
   static Entry* pin_indexed(const Index& index, uint64_t key, uint64_t& v) {
-    for (;;) {
+    std::chrono::steady_clock::time_point since{};
+    for (uint64_t spins = 1;; spins++) {
       v = index.lookup(key);
       if (v == Index::kNoValue || is_nvm_value(v)) return nullptr;
       Entry* e = reinterpret_cast<Entry*>(v);
@@ -131,8 +145,17 @@ class MetCache {
         unpin(e);  // evicted or copied meanwhile
       }
       _mm_pause();
+      if (spins % (1u << 20) == 0) stuck(key, since);
     }
   }
+  static void stuck(uint64_t key, std::chrono::steady_clock::time_point& since) {
+    auto now = std::chrono::steady_clock::now();
+    if (since == std::chrono::steady_clock::time_point{}) since = now;
+    if (now - since > stuck_after)
+      throw std::logic_error("Met-Cache: key " + std::to_string(key) + " has stayed indexed at a free or dead entry for " +
+                             std::to_string(stuck_after.count()) + " ms");
+  }
+  static inline std::chrono::milliseconds stuck_after{10000};
 
   // An insert's entry, before its first image: no NVM-tuple yet, no Tx-CTS.
   static void clear_for_insert(Entry* e, uint64_t key, uint32_t table, uint32_t len) {
@@ -185,7 +208,7 @@ class MetCache {
   Entry* spare(int region, uint64_t& hand) {
     if (Entry* e = exhume(region)) return e;
     Entry* e = at(region, hand);
-    if (!(e->state.load(std::memory_order_acquire) & kFree)) return nullptr;
+    if (!claim(e, e->state.load(std::memory_order_acquire))) return nullptr;
     hand = hand + 1 == per_region_ ? 0 : hand + 1;
     return e;
   }
@@ -201,9 +224,9 @@ class MetCache {
   }
 
   // CLOCK over `region` from `hand`: the first entry with neither pins nor the clock bit (clock
-  // bits passed over are cleared), after the region's dead entries. Returns it free and owned by
-  // the caller, after `unlink(e)` repointed the index of a live victim at its NVM-tuple; nullptr
-  // when every entry is pinned.
+  // bits passed over are cleared), after the region's dead entries. Returns it claimed (see
+  // claim()) by the caller, after `unlink(e)` repointed the index of a live victim at its
+  // NVM-tuple; nullptr when every entry is pinned.
   // `borrow` (a Met-Cache that holds the whole table): before evicting a live entry, take a
   // dead one of another region; a thread that runs ahead of the others (its misses and copies
   // fill its own region while theirs fill with dead entries) then loses no cached tuple.
@@ -218,7 +241,10 @@ class MetCache {
       Entry* e = at(region, hand);
       hand = hand + 1 == per_region_ ? 0 : hand + 1;
       uint64_t s = e->state.load(std::memory_order_acquire);
-      if (s & kFree) return e;
+      if (s & kFree) {
+        if (claim(e, s)) return e;
+        continue;
+      }
       if (s & kPinMask) continue;
       if (s & kClock) {
         e->state.compare_exchange_strong(s, s & ~kClock, std::memory_order_relaxed);
@@ -226,7 +252,7 @@ class MetCache {
       }
       if constexpr (!std::is_same_v<std::decay_t<Keep>, std::nullptr_t>)
         if (!(s & kCopy) && keep(e)) continue;
-      if (!e->state.compare_exchange_strong(s, kFree, std::memory_order_acq_rel)) continue;
+      if (!e->state.compare_exchange_strong(s, kFree | 1, std::memory_order_acq_rel)) continue;
       if (!(s & kCopy)) unlink(e);  // a dead copy is no longer in the index
       evictions++;
       return e;
@@ -243,11 +269,9 @@ class MetCache {
     std::vector<Entry*> list;
     std::atomic<size_t> n{0};
   };
-  // A buried entry, claimed by the caller: pinned (1 | kClock) rather than kFree, as the
-  // region's owner takes a kFree entry without a CAS and the caller may be another thread
-  // (borrow); the caller's fill sets the state anyway, and a stale pin of the old tuple
-  // re-reads the index. An entry may be listed twice (CLOCK reused it, it died again) or be
-  // live again: only a dead, unpinned one is taken.
+  // A buried entry, claimed by the caller as claim() does (kFree with one pin: the caller may
+  // be another thread, under borrow). An entry may be listed twice (CLOCK reused it, it died
+  // again) or be live again: only a dead, unpinned one is taken.
   Entry* exhume(int region) {
     Dead& d = dead_[size_t(region)];
     if (!d.n.load(std::memory_order_acquire)) return nullptr;
@@ -258,7 +282,7 @@ class MetCache {
       d.n.store(d.list.size(), std::memory_order_relaxed);
       uint64_t s = e->state.load(std::memory_order_acquire);
       if ((s & kCopy) && !(s & (kFree | kPinMask)) &&
-          e->state.compare_exchange_strong(s, 1 | kClock, std::memory_order_acq_rel)) {
+          e->state.compare_exchange_strong(s, kFree | 1, std::memory_order_acq_rel)) {
         reclaimed_dead.fetch_add(1, std::memory_order_relaxed);
         return e;
       }

@@ -19,7 +19,8 @@
 #include "tests/unit/engine_util.h"
 #include "tests/unit/heap_bytes.h"
 
-namespace nvt {
+using namespace nvt;
+
 namespace {
 
 using test::TempPath;
@@ -807,4 +808,3 @@ TEST(FoedusImage, OtherEnginesImageRefused) {
 }
 
 }  // namespace
-}  // namespace nvt

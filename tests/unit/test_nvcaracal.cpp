@@ -20,7 +20,8 @@
 #include "tests/unit/heap_bytes.h"
 #include "tests/unit/test_util.h"
 
-namespace nvt {
+using namespace nvt;
+
 namespace {
 
 using Engine = nvc::NvCaracal<cc::Caracal>;
@@ -750,9 +751,7 @@ TEST(NvCaracal, TpccRecoveryDiscardsTheCrashedEpochsInsertsAndReplays) {
 }
 
 }  // namespace
-}  // namespace nvt
 
-namespace nvt {
 namespace {
 
 // Issue 25 item 2: the cached versions (data) stay within database / P, and the DRAM ledger
@@ -840,4 +839,3 @@ TEST(NvCaracal, CheckFindsACorruptHeaderAndALiveRowOnAFreeList) {
 }
 
 }  // namespace
-}  // namespace nvt

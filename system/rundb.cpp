@@ -1,4 +1,5 @@
 // rundb: one engine with one CC method (chosen in config.h / by make), on the device model.
+#include "system/rundb_headers.h"  // first: precompiled (Makefile)
 #include <cstdio>
 #include <fstream>
 #include <iostream>

@@ -4,7 +4,8 @@
 
 Understands the stages of scripts/test.sh: GoogleTest's `[       OK ] Suite.Test (N ms)` (and
 FAILED lines), e2e's `ok   test_x.sh (N s)`, pytest's `--durations` lines (`N.NNs call  test`),
-and otherwise times each `== name` header until the next one (the crash scripts' sections).
+and otherwise times each `== name` header until the next one (the crash scripts' sections), or
+takes the time a `== name (N s)` header states (sections that ran side by side).
 """
 import re
 import sys
@@ -14,6 +15,7 @@ GTEST = re.compile(r"^\[\s+(?:OK|FAILED)\s+\] (\S+) \((\d+) ms\)")
 E2E = re.compile(r"^(?:ok|FAIL)\s+(\S+) \((\d+) s\)")
 PYTEST = re.compile(r"^(\d+(?:\.\d+)?)s (?:call|setup|teardown)\s+(\S+)")
 HEADER = re.compile(r"^== (.+)")
+TIMED_HEADER = re.compile(r"^== (.+) \((\d+(?:\.\d+)?) s\)$")  # a section that ran beside others
 
 
 def main():
@@ -39,6 +41,13 @@ def main():
                 explicit = True
                 break
         else:
+            m = TIMED_HEADER.match(text)
+            if m and not explicit:
+                now = time.monotonic()
+                close_header(now)
+                header, since = None, now
+                timed[m.group(1)] = float(m.group(2))
+                continue
             m = HEADER.match(text)
             if m and not explicit:
                 now = time.monotonic()

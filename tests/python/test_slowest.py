@@ -26,3 +26,11 @@ def test_output_passes_through_and_the_slowest_follow_in_order():
 def test_sections_without_times_are_timed_by_their_headers():
     out = run("== torture zen+silo\nround 1\n== torture mmdb+silo\n")
     assert "torture zen+silo" in out.split("ten slowest")[1]
+
+
+def test_a_header_that_states_its_time_keeps_it_and_the_next_section_is_timed_from_it():
+    out = run("== torture zen+silo (41 s)\n== torture mmdb+silo (7 s)\n== zen: fault\nround 1\n")
+    tail = out.split("== ten slowest of 'unit':\n")[1].splitlines()
+    assert [t.split(None, 2)[1:] for t in tail[:2]] == [["s", "torture zen+silo"], ["s", "torture mmdb+silo"]]
+    assert tail[0].split()[0] == "41.0" and tail[1].split()[0] == "7.0"
+    assert any(t.endswith("zen: fault") for t in tail)

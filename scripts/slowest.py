@@ -41,18 +41,15 @@ def main():
                 explicit = True
                 break
         else:
-            m = TIMED_HEADER.match(text)
-            if m and not explicit:
-                now = time.monotonic()
-                close_header(now)
-                header, since = None, now
-                timed[m.group(1)] = float(m.group(2))
-                continue
             m = HEADER.match(text)
             if m and not explicit:
                 now = time.monotonic()
                 close_header(now)
                 header, since = m.group(1), now
+                stated = TIMED_HEADER.match(text)
+                if stated:  # timed already: not by the headers
+                    timed[stated.group(1)] = float(stated.group(2))
+                    header = None
     if not explicit:
         close_header(time.monotonic())
     top = sorted(timed.items(), key=lambda kv: -kv[1])[:10]

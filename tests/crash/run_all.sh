@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/python.sh
+source tests/lanes.sh
 out=$(mktemp /tmp/nvt-torture-XXXXXX.json)
 lanes=$(mktemp -d /tmp/nvt-torture-lanes-XXXXXX)
 trap 'rm -rf "$out" "$lanes"' EXIT
@@ -19,10 +20,7 @@ summary() { "$PYTHON" -c "import json,sys; s=json.load(open(sys.argv[2])); print
 PAIRS=("mmdb no_wait" "mmdb silo" "mmdb hekaton" "zen no_wait" "zen silo" "zen cicada" "nvmvcc mcsi" "nvmvcc pgsi" "wbl no_wait" "wbl silo" "wbl cicada")
 for p in "${PAIRS[@]}"; do
   set -- $p
-  while (( $(jobs -rp | wc -l) >= $(nproc) )); do wait -n || true; done
-  f="$lanes/$1+$2"
-  ( t0=$SECONDS rc=0; "$PYTHON" scripts/torture.py --engine "$1" --cc "$2" --rounds "${ROUNDS:-12}" --duration 0.8 \
-      >"$f.json" 2>"$f.err" || rc=$?; echo "$rc $((SECONDS - t0))" >"$f.rc" ) &
+  lane "$lanes/$1+$2" "$PYTHON" scripts/torture.py --engine "$1" --cc "$2" --rounds "${ROUNDS:-12}" --duration 0.8
 done
 wait
 for p in "${PAIRS[@]}"; do
@@ -32,10 +30,10 @@ for p in "${PAIRS[@]}"; do
   echo "== torture $1+$2 ($secs s)"
   cat "$f.err" >&2
   if [[ $rc == 0 ]]; then
-    summary "  {rounds} rounds ({crashed_rounds} crashed after the load, {crashed_during_load} during it), {distinct_crash_points} crash points, {acked_txns_checked} acked txns checked, {violations} violations" "$f.json"
+    summary "  {rounds} rounds ({crashed_rounds} crashed after the load, {crashed_during_load} during it), {distinct_crash_points} crash points, {acked_txns_checked} acked txns checked, {violations} violations" "$f.out"
     passed=$((passed + 1))
   else
-    cat "$f.json"; failed=$((failed + 1))
+    cat "$f.out"; failed=$((failed + 1))
   fi
 done
 

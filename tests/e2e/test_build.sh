@@ -1,6 +1,7 @@
 # Every valid pair (`make pairs`) builds side by side into its own folder, two builds at a time,
 # and survives a small crash torture; an unknown pair is refused with a message naming it.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lanes.sh"
 
 # The Makefile names every valid pair (each engine's supports<CC>); all of them are built here.
 VALID=" $(make --no-print-directory -s pairs) "
@@ -39,16 +40,14 @@ took build-of-every-pair "$t0"
 T_ROUNDS=${T_ROUNDS:-3}
 t0=$SECONDS
 for cc in "${EVERY[@]}"; do
-  while (( $(jobs -rp | wc -l) >= $(nproc) )); do wait -n || true; done
-  ( rc=0; "$PYTHON" scripts/torture.py --engine "${cc%%-*}" --cc "${cc#*-}" --rounds "$T_ROUNDS" --duration 0.5 \
-      --min-crashed-share 0.3 --min-acked 1 >"$TMP/torture-$cc.json" 2>"$TMP/torture-$cc.err" || rc=$?
-    echo "$rc" >"$TMP/torture-$cc.rc" ) &
+  lane "$TMP/torture-$cc" "$PYTHON" scripts/torture.py --engine "${cc%%-*}" --cc "${cc#*-}" --rounds "$T_ROUNDS" \
+    --duration 0.5 --min-crashed-share 0.3 --min-acked 1
 done
 wait
 for cc in "${EVERY[@]}"; do
-  rc=$(cat "$TMP/torture-$cc.rc")
-  [[ $rc -eq 0 ]] || { cat "$TMP/torture-$cc.json" "$TMP/torture-$cc.err" >&2; fail "torture of $cc exited $rc"; }
-  say "torture $cc: $(json "$TMP/torture-$cc.json" \
+  read -r rc _ <"$TMP/torture-$cc.rc"
+  [[ $rc -eq 0 ]] || { cat "$TMP/torture-$cc.out" "$TMP/torture-$cc.err" >&2; fail "torture of $cc exited $rc"; }
+  say "torture $cc: $(json "$TMP/torture-$cc.out" \
     "f\"{d['crashed_rounds']}/{d['rounds']} rounds crashed after the load, {d['acked_txns_checked']} acked txns checked\"")"
 done
 took "torture-of-every-pair-x$T_ROUNDS" "$t0"

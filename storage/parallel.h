@@ -2,6 +2,7 @@
 // thread pays what it owes the device model and publishes its counters before it ends, so
 // that a recovery's report counts its helpers' traffic (dev::published()).
 #pragma once
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -20,5 +21,29 @@ void parallel(int n, F&& f) {
     });
   for (auto& t : ts) t.join();
 }
+
+// An allocator whose resize() leaves new elements uninitialized: a vector that parallel()
+// threads fill a share each (zeroing it first on one thread would first-touch every page
+// serially, microseconds a page on a VM).
+template <class T>
+struct UninitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitAllocator<U>;
+  };
+  UninitAllocator() = default;
+  template <class U>
+  UninitAllocator(const UninitAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... A>
+  void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+  }
+};
+template <class T>
+using ParallelVector = std::vector<T, UninitAllocator<T>>;
 
 }  // namespace nvt

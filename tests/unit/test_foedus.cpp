@@ -66,6 +66,35 @@ TEST(FoedusPages, PageSizeMustBeAPowerOfTwoThatHoldsARecord) {
   EXPECT_EQ(s.records(166), 1000u - 166 * 6);
 }
 
+// Restart's reset of the snapshot area: on any number of threads, the free pages are exactly
+// the pages below the high-water mark that no share marked live (page 0 never), ascending, and
+// take() hands them out in that order before the high-water mark.
+TEST(FoedusSnapshotArea, ResetListsTheUnmarkedPagesAscendingOnAnyThreadCount) {
+  const uint64_t pages = 10007, hw = 9001;
+  std::vector<char> mem(pages * 64);
+  std::vector<uint64_t> live, want;
+  std::mt19937_64 rng(7);
+  for (uint64_t i = 1; i < hw + 50; i++) {
+    if (rng() % 3 != 0) live.push_back(i);  // some past the mark: ignored
+    else if (i < hw) want.push_back(i);
+  }
+  std::shuffle(live.begin(), live.end(), rng);
+  for (int threads : {1, 2, 3, 8}) {
+    foedus::SnapshotArea area(dev::Region{mem.data(), pages * 64}, 64);
+    area.reset(hw, threads, [&](int w, int n, auto&& mark) {
+      for (size_t i = live.size() * size_t(w) / size_t(n); i < live.size() * size_t(w + 1) / size_t(n); i++) mark(live[i]);
+    });
+    EXPECT_EQ(area.high_water(), hw) << threads;
+    EXPECT_EQ(area.in_use(), hw - 1 - want.size()) << threads;
+    std::vector<uint64_t> got;
+    for (size_t i = 0; i < want.size() + 2; i++) got.push_back(area.take());
+    std::vector<uint64_t> expect = want;
+    expect.push_back(hw);
+    expect.push_back(hw + 1);
+    EXPECT_EQ(got, expect) << threads << " threads";
+  }
+}
+
 // CLOCK: a page referenced since the hand last passed survives a sweep, an unreferenced one is
 // evicted, a pinned one is never; a hit returns the page's bytes.
 TEST(FoedusSnapshotCache, ClockEvictsUnreferencedUnpinnedFrames) {

@@ -7,6 +7,7 @@
 #pragma once
 #include <algorithm>
 #include <atomic>
+#include <barrier>
 #include <cstdint>
 #include <mutex>
 #include <stdexcept>
@@ -56,24 +57,36 @@ class SnapshotArea {
     std::lock_guard g(mu_);
     high_water_ = std::max<uint64_t>(1, high_water);
     const size_t n = size_t(std::max(1, nthreads));
-    std::vector<uint8_t> in_use(high_water_, 0);
+    const uint64_t hw = high_water_;
+    // One fan-out in four phases (thread starts cost a VM up to half a millisecond): zero a
+    // share of the byte map, mark a share of the live pages, count a share's free pages, write
+    // them at the share's offset (a prefix sum of the counts, so the list stays ascending with no
+    // serial concatenation). The byte map and the list are first touched on every thread: fresh
+    // memory costs microseconds a page on a VM.
+    ParallelVector<uint8_t> in_use(hw);
+    uint8_t* used = in_use.data();
+    std::vector<uint64_t> at(n + 1, 0);
+    std::barrier sync{std::ptrdiff_t(n)};
+    std::barrier counted{std::ptrdiff_t(n), [&]() noexcept {
+      for (size_t w = 0; w < n; w++) at[w + 1] += at[w];
+      free_ = ParallelVector<uint64_t>(at[n]);
+    }};
     parallel(int(n), [&](int w) {
-      each_live(w, int(n), [&](uint64_t page) {
-        if (page < high_water_) std::atomic_ref<uint8_t>(in_use[page]).store(1, std::memory_order_relaxed);
+      const uint64_t lo = std::max<uint64_t>(1, hw * uint64_t(w) / n), hi = hw * uint64_t(w + 1) / n;
+      std::fill(used + hw * uint64_t(w) / n, used + hi, uint8_t(0));
+      sync.arrive_and_wait();
+      each_live(w, int(n), [used, hw](uint64_t page) {
+        if (page < hw) std::atomic_ref<uint8_t>(used[page]).store(1, std::memory_order_relaxed);
       });
-    });
-    std::vector<std::vector<uint64_t>> part(n);
-    // Bounds and the byte map's address in locals: each push_back's store could otherwise alias
-    // them (a byte may alias anything), and the bound's division would run for every page.
-    parallel(int(n), [&](int w) {
-      const uint64_t lo = std::max<uint64_t>(1, high_water_ * uint64_t(w) / n), hi = high_water_ * uint64_t(w + 1) / n;
-      const uint8_t* used = in_use.data();
-      std::vector<uint64_t>& out = part[size_t(w)];
+      sync.arrive_and_wait();
+      uint64_t c = 0;
+      for (uint64_t i = lo; i < hi; i++) c += !used[i];
+      at[size_t(w) + 1] = c;
+      counted.arrive_and_wait();
+      uint64_t* o = free_.data() + at[size_t(w)];
       for (uint64_t i = lo; i < hi; i++)
-        if (!used[i]) out.push_back(i);
+        if (!used[i]) *o++ = i;
     });
-    free_.clear();
-    for (auto& p : part) free_.insert(free_.end(), p.begin(), p.end());
     retired_.clear();
     next_free_ = 0;
   }
@@ -92,7 +105,7 @@ class SnapshotArea {
   uint64_t pages_;
   mutable std::mutex mu_;
   uint64_t high_water_ = 1;
-  std::vector<uint64_t> free_;  // ascending; [next_free_, end) not yet taken
+  ParallelVector<uint64_t> free_;  // ascending; [next_free_, end) not yet taken
   size_t next_free_ = 0;
   std::vector<uint64_t> retired_;
 };

@@ -114,6 +114,12 @@ struct RecoveryReport {
     steps.push_back({step, std::chrono::duration<double>(now - since).count()});
     since = now;
   }
+  // End a step that the code timed itself, `s` seconds from the previous step's end (a part of
+  // one call: the gleaner's stages); the next lap() starts where it ended.
+  void part(const char* step, double s) {
+    steps.push_back({step, s});
+    since += std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
+  }
 };
 
 // Bytes for per-thread private data (transaction buffers) charged before caches are sized.

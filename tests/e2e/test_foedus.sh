@@ -93,7 +93,7 @@ for delay in 1.5 2.5; do
     recover_round foedus "$bin" "$dir/nvm.img" "$dir" "$round" "$delay"
     f="$dir/rec$round.json"
     check "$f" "d['invariants']['violations'] == 0" "recovery $round: invariants"
-    check "$f" "set(d['recovery']['steps_s']) == {'read_metadata', 'read_snapshot_tree', 'truncate_logs', 'glean_logs', 'install_roots'}" "recovery $round: steps"
+    check "$f" "set(d['recovery']['steps_s']) == {'read_metadata', 'read_snapshot_tree', 'truncate_logs', 'glean_map_logs', 'glean_reduce_leaves', 'glean_write_interiors', 'write_snapshot', 'install_roots'}" "recovery $round: steps"
   done
   rc=0
   "$bin" --recover --nvm-path "$dir/nvm.img" --rows 20000 --page-size 8192 >/dev/null 2>"$dir/ps.err" || rc=$?

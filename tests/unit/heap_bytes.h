@@ -22,6 +22,9 @@ inline uint64_t heap_allocated_bytes() {
   return __sanitizer_get_current_allocated_bytes();
 #else
   if (mallctl) {
+    // Objects in this thread's cache count as allocated until flushed: an earlier test's frees
+    // would otherwise hide the allocations that reuse them.
+    mallctl("thread.tcache.flush", nullptr, nullptr, nullptr, 0);
     uint64_t epoch = 1;
     size_t len = sizeof(epoch);
     mallctl("epoch", &epoch, &len, &epoch, len);  // refresh the statistics

@@ -1,7 +1,7 @@
 // The FOEDUS-style engine (storage/engines/foedus/) with its OCC (concurrency_control/foedus.h):
 // page geometry and its errors, the snapshot cache's CLOCK, the pointer set, OCC under
 // concurrency while the gleaner runs, the gleaner's drop of unmodified volatile pages, restart
-// from the logs (7.7), images of other engines refused, and the ordered tree: splits, scans,
+// from the logs (7.7), the mappers' pieces of one log against one pass over it, images of other engines refused, and the ordered tree: splits, scans,
 // phantoms caught by the node set, its snapshot and restart, paired inserts under concurrency,
 // and striped inserts, deletes and scans of many threads checked against a reference.
 // (Its inserts, deletes and TPC-C also run in test_insert_delete.cpp and test_tpcc.cpp.)
@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
+#include <map>
 #include <random>
 #include <thread>
 #include <vector>
@@ -308,6 +310,125 @@ TEST(FoedusGleaner, EachStageReportsItsOwnRecords) {
   EXPECT_EQ(g["work_bytes_unbudgeted"].get<uint64_t>(), 0u);
   EXPECT_EQ(s["log_writer"]["records"].get<uint64_t>(), 120u);
   EXPECT_EQ(db.dram->breakdown()["foedus.gleaner_work"], 0u) << "working memory given back";
+}
+
+// The mappers cut a log into pieces that start at a guess (the first intact record) checked
+// against the chain from the log's start. Every A record (200 B payload) carries a sealed B record
+// (16 B payload) inside its payload, so a piece that starts inside an A record guesses wrong and is
+// parsed again; log 0 wraps round its ring's end; its last records are above the epoch. On 1, 2,
+// 3 and 8 mappers the gleaner takes exactly what one pass over each log takes (a reference built
+// here), stops where that pass stops, and writes the same rows: a restart (verify), a torn log, a
+// run-time gleaning (no verify).
+TEST(FoedusGleaner, PiecesOfALogTakeWhatOnePassTakes) {
+  const foedus::Geometry ga(4096, 200, "a"), gb(4096, 16, "b");
+  const uint64_t rows = 3000, epoch = 7;
+  struct Rec {
+    uint32_t storage;  // 1: A, 2: B
+    uint64_t key, tid;
+    uint64_t off;  // in the log's range
+  };
+  struct Log {
+    std::vector<char> ring;
+    uint64_t from = 0, len = 0;
+    std::vector<Rec> recs;
+  };
+  std::mt19937_64 rng(5);
+  uint64_t seq = 0;
+  auto seal = [](char* at, uint32_t storage, uint64_t key, uint64_t tid, uint32_t len) {
+    foedus::LogRecord h{foedus::LogRecord::size_for(len), storage, key, tid};
+    h.seal(at + sizeof h, len);
+    memcpy(at, &h, sizeof h);
+  };
+  auto make_log = [&](uint64_t cap, uint64_t from, int n, int above) {
+    Log l;
+    l.ring.assign(cap, 0);
+    l.from = from;
+    std::vector<char> rec;
+    for (int i = 0; i < n; i++) {
+      const bool a = i % 2 == 0;
+      const uint32_t len = a ? ga.len : gb.len;
+      const uint64_t key = rng() % rows, tid = uint64_t(i >= n - above ? epoch + 1 : 1 + uint64_t(i) * epoch / uint64_t(n)) << 32 | ++seq;
+      rec.assign(foedus::LogRecord::size_for(len), 0);
+      char* body = rec.data() + sizeof(foedus::LogRecord);
+      for (uint32_t b = 0; b < len; b++) body[b] = char(rng());
+      if (a) seal(body + 8, 2, rng() % rows, uint64_t(1) << 32 | 999999, gb.len);  // a record inside the payload
+      seal(rec.data(), a ? 1 : 2, key, tid, len);
+      for (uint64_t b = 0; b < rec.size(); b++) l.ring[(from + l.len + b) % cap] = rec[b];
+      l.recs.push_back({a ? 1u : 2u, key, tid, l.len});
+      l.len += rec.size();
+    }
+    return l;
+  };
+  std::vector<Log> logs;
+  logs.push_back(make_log(1200000, 10 * 1200000ull - 5000, 6000, 40));  // about 840 KB, across the ring's end
+  logs.push_back(make_log(300000, 123456, 60, 0));
+  const uint64_t torn_at = logs[0].recs[4001].off;
+
+  for (int variant = 0; variant < 3; variant++) {  // 0: restart, 1: restart of a torn log, 2: run-time gleaning
+    const bool verify = variant < 2;
+    std::vector<char> saved;
+    if (variant == 1) {  // zero one record in the middle
+      saved.assign(logs[0].ring.begin(), logs[0].ring.end());
+      for (uint64_t b = 0; b < 48; b++) logs[0].ring[(logs[0].from + torn_at + b) % logs[0].ring.size()] = 0;
+    }
+    // One pass: each log's records up to its first above the epoch (or the torn one).
+    std::map<std::pair<uint32_t, uint64_t>, uint64_t> want;  // (storage, key) -> tid
+    uint64_t want_records = 0;
+    std::vector<uint64_t> want_stop;
+    for (size_t i = 0; i < logs.size(); i++) {
+      uint64_t stop = logs[i].len;
+      for (const Rec& r : logs[i].recs) {
+        if ((variant == 1 && i == 0 && r.off == torn_at) || foedus::epoch_of(r.tid) > epoch) {
+          stop = r.off;
+          break;
+        }
+        want_records++;
+        uint64_t& t = want[{r.storage, r.key}];
+        t = std::max(t, r.tid & foedus::kTidBits);
+      }
+      want_stop.push_back(logs[i].from + stop);
+    }
+    std::map<std::pair<uint32_t, uint64_t>, std::vector<char>> first_rows;
+    for (int mappers : {1, 2, 3, 8}) {
+      SCOPED_TRACE("variant " + std::to_string(variant) + ", " + std::to_string(mappers) + " mappers");
+      std::vector<char> nvm(3000ull * 4096);
+      foedus::SnapshotArea area(dev::Region{nvm.data(), nvm.size()}, 4096);
+      std::vector<foedus::SnapshotTree> trees;
+      for (auto [id, g] : {std::pair{1u, ga}, std::pair{2u, gb}}) {
+        foedus::SnapshotTree t{id, foedus::ArrayShape(g, rows), {}};
+        for (uint64_t n : t.shape.pages) t.ptrs.emplace_back(n, 0);
+        trees.push_back(std::move(t));
+      }
+      std::vector<foedus::TreeSnapshot> ordered;
+      std::vector<foedus::LogRange> ranges;
+      for (Log& l : logs) ranges.push_back({l.ring.data(), l.ring.size(), l.from, l.from + l.len, verify});
+      foedus::GleanResult r = foedus::glean(trees, ordered, area, ranges, epoch, 1, mappers, mappers);
+      EXPECT_EQ(r.stop, want_stop);
+      EXPECT_EQ(r.torn, (std::vector<uint8_t>{uint8_t(variant == 1), 0}));
+      EXPECT_EQ(r.records, want_records);
+      if (mappers == 1) EXPECT_EQ(r.pieces, 2u) << "a piece per log";
+      else EXPECT_GT(r.pieces_parsed_again, 0u) << r.pieces << " pieces, every guess right: the test misses its case";
+      std::map<std::pair<uint32_t, uint64_t>, std::vector<char>> rows_now;
+      uint64_t found = 0;
+      for (const foedus::SnapshotTree& t : trees)
+        for (uint64_t key = 0; key < rows; key++) {
+          foedus::SnapshotPtr ptr = t.ptrs[0][t.shape.leaf_of(key)];
+          uint64_t tid = 0;
+          foedus::Page* pg = ptr ? area.page(foedus::snapshot_index(ptr)) : nullptr;
+          if (pg) tid = pg->tid(t.shape.slot_in_leaf(key), t.shape.g.slot)->load();
+          auto w = want.find({t.id, key});
+          ASSERT_EQ(tid, w == want.end() ? 0 : w->second) << "storage " << t.id << " key " << key;
+          if (!tid) continue;
+          found++;
+          const char* pay = pg->payload(t.shape.slot_in_leaf(key), t.shape.g.slot);
+          rows_now[{t.id, key}].assign(pay, pay + t.shape.g.len);
+        }
+      EXPECT_EQ(found, want.size());
+      if (first_rows.empty()) first_rows = rows_now;
+      EXPECT_TRUE(rows_now == first_rows) << "the rows' payloads differ from one mapper's";
+    }
+    if (variant == 1) std::copy(saved.begin(), saved.end(), logs[0].ring.begin());
+  }
 }
 
 // A cache miss's bytes are what the device model read for it, counted, not the page size

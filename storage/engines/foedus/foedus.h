@@ -319,6 +319,9 @@ class Foedus {
     GleanResult r = glean(trees_, tsnap_, *area_, ranges, durable, snapshot_id_ + 1,
                           std::min(nthreads, env_.opt.gleaner_mappers > 1 ? env_.opt.gleaner_mappers : nthreads),
                           std::max(1, env_.opt.gleaner_reducers > 1 ? env_.opt.gleaner_reducers : nthreads), &env_.dram);
+    rep.part("glean_map_logs", r.map_s);  // the gleaner's stages (gleaner.h), each on every thread
+    rep.part("glean_reduce_leaves", r.reduce_s);
+    rep.part("glean_write_interiors", r.interior_s);
     rep.replayed = r.records;
     note_torn(r, ranges);
     dev::crash_point("foedus.restart");
@@ -330,7 +333,7 @@ class Foedus {
     writer_->reset(epoch, upto);
     g_epoch.store(epoch + 2);
     record(r, 0);
-    rep.lap("glean_logs");
+    rep.lap("write_snapshot");
     make_roots(int(nw));  // no volatile pages but the roots
     for (auto& s : storages_) rep.rows += s->shape.capacity;
     rep.rows += tree_rows(tsnap_, *area_, nw);

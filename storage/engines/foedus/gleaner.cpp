@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <atomic>
+#include <barrier>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -106,14 +107,33 @@ uint64_t map_bytes(const M& m) {  // libstdc++: a node (next, value, cached hash
   return m.size() * (sizeof(void*) + sizeof(typename M::value_type) + sizeof(size_t)) + m.bucket_count() * sizeof(void*);
 }
 
+constexpr uint64_t kNone = ~0ull;
+constexpr uint64_t kMinPiece = 64 << 10;  // a guess and a thread's turn cost microseconds: not for less
+constexpr int kPiecesPerMapper = 4;       // pieces taken in turn even out the mappers' times
+
+// A piece of one log's range [begin, end) (offsets from the range's start): the records that
+// start in it, as one mapper parsed them.
+struct Piece {
+  Piece(size_t l, uint64_t b, uint64_t e) : log(l), begin(b), end(e) {}
+  size_t log;
+  uint64_t begin, end;
+  uint64_t start = kNone;  // where parsing began (kNone: no guess found)
+  uint64_t next = 0;       // where it ended: the first record boundary at or past `end`
+  uint64_t stop = kNone;   // the first record above the epoch
+  uint64_t torn = kNone;   // bytes that are no record of this image
+  uint64_t records = 0;    // records at or below the epoch
+  std::vector<Entry> entries;  // compacted per key
+  std::vector<char> own;       // the record across the ring's end, copied out whole
+  bool keep = false;       // before the log's first stop, on the log's chain
+};
+
 }  // namespace
 
 uint64_t write_interiors(std::vector<SnapshotTree>& trees, SnapshotArea& area,
-                         std::vector<std::vector<uint64_t>>& changed, uint64_t epoch, uint64_t snapshot_id) {
+                         std::vector<std::vector<uint64_t>>& changed, uint64_t epoch, uint64_t snapshot_id,
+                         int nthreads, const HelperTraffic& traffic) {
   const uint32_t ps = area.page_size();
   uint64_t written = 0;
-  std::vector<char> page(ps);
-  Page* p = reinterpret_cast<Page*>(page.data());
   for (size_t ti = 0; ti < trees.size(); ti++) {
     SnapshotTree& t = trees[ti];
     std::vector<uint64_t> below = std::move(changed[ti]);
@@ -122,21 +142,26 @@ uint64_t write_interiors(std::vector<SnapshotTree>& trees, SnapshotArea& area,
       for (uint64_t c : below) here.push_back(c / t.shape.g.fanout);
       std::sort(here.begin(), here.end());
       here.erase(std::unique(here.begin(), here.end()), here.end());
-      for (uint64_t idx : here) {
-        memset(page.data(), 0, ps);
-        p->hdr.storage = t.id;
-        p->hdr.level = uint16_t(level);
-        p->hdr.index = idx;
-        p->hdr.snapshot_epoch = epoch;
-        uint64_t n = t.shape.children(level, idx);
-        for (uint64_t c = 0; c < n; c++)
-          p->child(c)->snapshot_page.store(t.ptrs[size_t(level) - 1][idx * t.shape.g.fanout + c], std::memory_order_relaxed);
-        uint64_t at = area.take();
-        dev::nt_copy(area.page(at), page.data(), ps);
-        if (t.ptrs[size_t(level)][idx]) area.retire(snapshot_index(t.ptrs[size_t(level)][idx]));
-        t.ptrs[size_t(level)][idx] = make_snapshot_ptr(snapshot_id, at);
-        written++;
-      }
+      page_runs(here.size(), nthreads, traffic, [&](size_t begin, size_t end) {
+        std::vector<char> page(ps);
+        Page* p = reinterpret_cast<Page*>(page.data());
+        for (size_t k = begin; k < end; k++) {
+          const uint64_t idx = here[k];
+          memset(page.data(), 0, ps);
+          p->hdr.storage = t.id;
+          p->hdr.level = uint16_t(level);
+          p->hdr.index = idx;
+          p->hdr.snapshot_epoch = epoch;
+          uint64_t n = t.shape.children(level, idx);
+          for (uint64_t c = 0; c < n; c++)
+            p->child(c)->snapshot_page.store(t.ptrs[size_t(level) - 1][idx * t.shape.g.fanout + c], std::memory_order_relaxed);
+          uint64_t at = area.take();
+          dev::nt_copy(area.page(at), page.data(), ps);
+          if (t.ptrs[size_t(level)][idx]) area.retire(snapshot_index(t.ptrs[size_t(level)][idx]));
+          t.ptrs[size_t(level)][idx] = make_snapshot_ptr(snapshot_id, at);
+        }
+      });
+      written += here.size();
       below = std::move(here);
     }
   }
@@ -147,16 +172,19 @@ uint64_t write_interiors(std::vector<SnapshotTree>& trees, SnapshotArea& area,
 GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& ordered, SnapshotArea& area,
                   const std::vector<LogRange>& logs, uint64_t epoch, uint64_t snapshot_id, int mappers, int reducers,
                   dev::DramBudget* dram) {
+  auto t0 = clk::now();  // the map stage's time includes this set-up
   GleanResult res;
+  mappers = std::max(1, mappers);
+  reducers = std::max(1, reducers);
   WorkMemory work(dram);
   res.stop.resize(logs.size());
   res.torn.assign(logs.size(), 0);
   std::mutex mu;
-  auto account = [&](const dev::Counters& c0) {
-    dev::Counters d = dev::my_counters() - c0;
+  const HelperTraffic helpers = [&](const dev::Counters& d) {
     std::lock_guard g(mu);
     res.device += d;
   };
+  auto account = [&](const dev::Counters& c0) { helpers(dev::my_counters() - c0); };
   // Storage id -> index: arrays first [0, na), then ordered trees [na, na + nt).
   const uint32_t na = uint32_t(trees.size());
   std::vector<int> index_of(kMaxStorages, -1);
@@ -167,6 +195,27 @@ GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& o
     int t = storage < kMaxStorages ? index_of[storage] : -1;
     if (t < 0) return 0;
     return LogRecord::size_for(uint32_t(t) < na ? trees[size_t(t)].shape.g.len : ordered[size_t(t) - na].g.len);
+  };
+  // The intact record of this image at offset `off` of `l`'s range (`len` bytes), or null; one
+  // across the ring's end is copied out whole into `scratch`.
+  auto record_at = [&](const LogRange& l, uint64_t off, uint64_t len, std::vector<char>& scratch) -> const LogRecord* {
+    auto view = [&](uint64_t need) -> const char* {
+      uint64_t at = (l.from + off) % l.cap;
+      if (at + need <= l.cap) return l.base + at;
+      scratch.resize(need);
+      for (uint64_t k = 0; k < need;) {
+        uint64_t a = (l.from + off + k) % l.cap, n = std::min(need - k, l.cap - a);
+        memcpy(scratch.data() + k, l.base + a, n);
+        k += n;
+      }
+      return scratch.data();
+    };
+    if (off + sizeof(LogRecord) > len) return nullptr;
+    const auto* r = reinterpret_cast<const LogRecord*>(view(sizeof(LogRecord)));
+    const uint32_t bytes = size_of(r->storage & ~LogRecord::kDelete);
+    if (!bytes || r->bytes != bytes || off + bytes > len) return nullptr;
+    r = reinterpret_cast<const LogRecord*>(view(bytes));
+    return r->intact() ? r : nullptr;
   };
   // An ordered tree's record goes to the previous snapshot's leaf that holds its key.
   auto tree_leaf = [&](uint32_t ti, uint64_t key) {
@@ -179,86 +228,150 @@ GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& o
   };
 
   // Mappers: read, filter by epoch, compact per key, partition by (storage, leaf) among reducers.
-  auto t0 = clk::now();
-  // The records are read where they lie in the log files (the range stays put until the caller
-  // moves the gleaned LSN); one that wraps round a ring's end is copied out whole.
-  std::vector<std::vector<char>> wrapped(logs.size());
+  // 7.2 gives each log its mapper; here each log's range is cut into pieces that any mapper
+  // takes, so that a log holding nearly all of the tail (or fewer logs than mappers) still maps
+  // on every thread. Every piece but a log's first starts at a guess: the first offset that holds an
+  // intact record. The chain of pieces from the log's start then checks every guess (a piece
+  // must start where the one before it ended) and parses a piece guessed wrong again, so the
+  // records taken are exactly those a single pass over the log takes.
+  uint64_t total = 0;
+  for (const LogRange& l : logs) total += l.to > l.from ? l.to - l.from : 0;
+  const uint64_t piece_bytes =
+      mappers <= 1 ? ~0ull : std::max<uint64_t>(kMinPiece, (total / uint64_t(mappers * kPiecesPerMapper) + 7) / 8 * 8);
+  std::vector<Piece> pieces;
+  std::vector<size_t> first_piece(logs.size() + 1);
+  for (size_t i = 0; i < logs.size(); i++) {
+    first_piece[i] = pieces.size();
+    const uint64_t len = logs[i].to > logs[i].from ? logs[i].to - logs[i].from : 0;
+    for (uint64_t b = 0; b < len; b += std::min(piece_bytes, len - b)) pieces.emplace_back(i, b, b + std::min(piece_bytes, len - b));
+  }
+  first_piece[logs.size()] = pieces.size();
   std::vector<std::vector<std::vector<Entry>>> buckets(static_cast<size_t>(mappers), std::vector<std::vector<Entry>>(static_cast<size_t>(reducers)));
-  std::vector<std::unique_ptr<WorkCharge>> bucket_mem;
-  for (int m = 0; m < mappers; m++) bucket_mem.push_back(std::make_unique<WorkCharge>(work));
-  std::vector<uint64_t> read_records(size_t(mappers), 0), log_bytes(size_t(mappers), 0);
+  std::vector<std::unique_ptr<WorkCharge>> piece_mem, bucket_mem;
+  for (int m = 0; m < mappers; m++) {
+    piece_mem.push_back(std::make_unique<WorkCharge>(work));
+    bucket_mem.push_back(std::make_unique<WorkCharge>(work));
+  }
+  WorkCharge reparsed_mem(work);
+  std::vector<uint64_t> piece_held(size_t(mappers), 0);
+  // Parse piece `p` from `at` (an offset of its log's range): its records that start before its
+  // end, compacted per key (7.3: the last write wins), up to the first record above the epoch.
+  auto parse = [&](Piece& p, uint64_t at, std::unordered_map<KeyOf, size_t, KeyHash>& last, std::vector<char>& scratch) {
+    const LogRange& l = logs[p.log];
+    const uint64_t len = l.to - l.from;
+    p.start = at;
+    p.stop = p.torn = kNone;
+    p.records = 0;
+    p.entries.clear();
+    p.own.clear();
+    last.clear();
+    for (uint64_t from = l.from + at; from < l.from + p.end;) {  // charged as the copy into DRAM was
+      uint64_t a = from % l.cap, n = std::min(l.from + p.end - from, l.cap - a);
+      dev::read(l.base + a, n);
+      from += n;
+    }
+    uint64_t off = at;
+    while (off < p.end) {
+      const LogRecord* r = record_at(l, off, len, scratch);
+      if (!r) {
+        p.torn = off;  // within the durable range, yet no record of this image
+        break;
+      }
+      if (reinterpret_cast<const char*>(r) == scratch.data()) {  // the one record across the ring's end
+        p.own.assign(scratch.begin(), scratch.begin() + r->bytes);  // its entry points here from now on
+        r = reinterpret_cast<const LogRecord*>(p.own.data());
+      }
+      if (p.stop != kNone || epoch_of(r->tid) > epoch) {
+        if (p.stop == kNone) p.stop = off;
+        if (!l.verify) break;
+        off += r->bytes;  // a restart checks the rest of the durable range too
+        continue;
+      }
+      int t = index_of[r->storage & ~LogRecord::kDelete];
+      if (uint32_t(t) >= na || r->key < trees[size_t(t)].shape.capacity) {
+        p.records++;
+        auto [it, fresh] = last.try_emplace(KeyOf{uint32_t(t), r->key}, p.entries.size());
+        Entry e{uint32_t(t), r->key, r->tid, r->payload(), (r->storage & LogRecord::kDelete) != 0};
+        if (fresh) p.entries.push_back(e);
+        else if (p.entries[it->second].tid < r->tid) p.entries[it->second] = e;
+      }
+      off += r->bytes;
+    }
+    p.next = off;
+  };
+  // Walk each log's chain of pieces: parse again a piece that did not start where the one before
+  // it ended; keep the pieces up to the log's first stop; stop the chain at a torn record (or at
+  // the first record above the epoch when the rest needs no check).
+  auto chain = [&] {
+    std::unordered_map<KeyOf, size_t, KeyHash> last;
+    std::vector<char> scratch;
+    uint64_t held = 0;
+    for (size_t i = 0; i < logs.size(); i++) {
+      uint64_t cur = 0, stop = kNone;
+      bool ended = false;
+      res.stop[i] = logs[i].from;
+      for (size_t k = first_piece[i]; k < first_piece[i + 1]; k++) {
+        Piece& p = pieces[k];
+        p.keep = false;
+        if (ended || cur >= p.end) continue;  // no record of the log starts in it
+        if (p.start != cur) {
+          res.pieces_parsed_again++;
+          parse(p, cur, last, scratch);
+          held += vector_bytes(p.entries);
+          reparsed_mem.set(held + map_bytes(last) + vector_bytes(scratch));
+        }
+        p.keep = stop == kNone;
+        if (p.stop != kNone && stop == kNone) stop = p.stop;
+        if (p.torn != kNone) {
+          res.torn[i] = 1;
+          if (stop == kNone) stop = p.torn;
+          ended = true;
+        } else if (p.stop != kNone && !logs[i].verify) {
+          ended = true;
+        }
+        cur = p.next;
+      }
+      if (stop == kNone) stop = cur;
+      res.stop[i] = logs[i].from + stop;
+      res.log_bytes += stop;
+    }
+  };
+  std::atomic<size_t> next_parse{0}, next_split{0};
+  std::barrier sync(mappers, [&]() noexcept { chain(); });
   parallel(mappers, [&](int m) {
     dev::Counters c0 = dev::my_counters();
-    std::unordered_map<KeyOf, size_t, KeyHash> last;  // (storage, key) -> index in `mine`
-    std::vector<Entry> mine;
-    WorkCharge mem(work);
-    for (size_t i = size_t(m); i < logs.size(); i += size_t(mappers)) {
-      const LogRange& l = logs[i];
-      res.stop[i] = l.from;
-      if (l.to <= l.from) continue;
-      const uint64_t len = l.to - l.from;
-      for (uint64_t from = l.from; from < l.to;) {  // charged as the copy into DRAM was
-        uint64_t at = from % l.cap, n = std::min(l.to - from, l.cap - at);
-        dev::read(l.base + at, n);
-        from += n;
+    {
+      std::unordered_map<KeyOf, size_t, KeyHash> last;
+      std::vector<char> scratch;  // a record across the ring's end, copied out whole
+      for (size_t k; (k = next_parse.fetch_add(1)) < pieces.size();) {
+        Piece& p = pieces[k];
+        const LogRange& l = logs[p.log];
+        uint64_t at = p.begin;
+        if (k != first_piece[p.log])  // a guess: the first intact record (none: the chain decides)
+          for (at = p.begin; at < p.end && !record_at(l, at, l.to - l.from, scratch); at += 8) {
+          }
+        if (at < p.end) parse(p, at, last, scratch);
+        piece_held[size_t(m)] += vector_bytes(p.entries);
+        piece_mem[size_t(m)]->set(piece_held[size_t(m)] + map_bytes(last) + vector_bytes(scratch));
       }
-      // `need` contiguous bytes at offset `off` of the range (a record across the ring's end: a copy).
-      auto view = [&](uint64_t off, uint64_t need) -> const char* {
-        uint64_t at = (l.from + off) % l.cap;
-        if (at + need <= l.cap) return l.base + at;
-        std::vector<char>& w = wrapped[i];
-        w.resize(need);
-        mem.set(vector_bytes(mine) + map_bytes(last) + vector_bytes(w));
-        for (uint64_t k = 0; k < need;) {
-          uint64_t a = (l.from + off + k) % l.cap, n = std::min(need - k, l.cap - a);
-          memcpy(w.data() + k, l.base + a, n);
-          k += n;
-        }
-        return w.data();
-      };
-      uint64_t off = 0, stop = ~0ull;  // stop: the first record above the epoch
-      while (off < len) {
-        const auto* r = off + sizeof(LogRecord) <= len ? reinterpret_cast<const LogRecord*>(view(off, sizeof(LogRecord))) : nullptr;
-        uint32_t storage = r ? r->storage & ~LogRecord::kDelete : kMaxStorages;
-        if (storage != kMaxStorages && r->bytes == size_of(storage) && off + r->bytes <= len)
-          r = reinterpret_cast<const LogRecord*>(view(off, r->bytes));
-        if (storage == kMaxStorages || r->bytes != size_of(storage) || off + r->bytes > len || !r->intact()) {
-          res.torn[i] = 1;  // within the durable range, yet no record of this image
-          break;
-        }
-        if (stop != ~0ull || epoch_of(r->tid) > epoch) {
-          if (stop == ~0ull) stop = off;
-          if (!l.verify) break;
-          off += r->bytes;  // a restart checks the rest of the durable range too
-          continue;
-        }
-        int t = storage < kMaxStorages ? index_of[storage] : -1;
-        if (t >= 0 && (uint32_t(t) >= na || r->key < trees[size_t(t)].shape.capacity)) {
-          read_records[size_t(m)]++;
-          auto [it, fresh] = last.try_emplace(KeyOf{uint32_t(t), r->key}, mine.size());
-          Entry e{uint32_t(t), r->key, r->tid, r->payload(), (r->storage & LogRecord::kDelete) != 0};
-          if (fresh) mine.push_back(e);
-          else if (mine[it->second].tid < r->tid) mine[it->second] = e;  // 7.3: the last write wins
-        }
-        off += r->bytes;
-      }
-      if (stop != ~0ull) off = stop;
-      res.stop[i] = l.from + off;
-      log_bytes[size_t(m)] += off;
     }
-    mem.set(vector_bytes(mine) + map_bytes(last));
+    sync.arrive_and_wait();  // chain() ran: pieces[k].keep says which to partition
     auto& mb = buckets[size_t(m)];
-    for (const Entry& e : mine)
-      mb[((leaf_of(e) ^ uint64_t(e.tree) << 40) * 0x9E3779B97F4A7C15ull >> 17) % uint64_t(reducers)].push_back(e);
+    for (size_t k; (k = next_split.fetch_add(1)) < pieces.size();) {
+      if (!pieces[k].keep) continue;
+      for (const Entry& e : pieces[k].entries)
+        mb[((leaf_of(e) ^ uint64_t(e.tree) << 40) * 0x9E3779B97F4A7C15ull >> 17) % uint64_t(reducers)].push_back(e);
+      pieces[k].entries = {};  // `own` stays: an entry may point into it
+    }
     uint64_t held = 0;
     for (auto& b : mb) held += vector_bytes(b);
     bucket_mem[size_t(m)]->set(held);  // until the reducers are done with them
-    mine = {};
-    last = {};
-    mem.clear();
     account(c0);
   });
-  for (int m = 0; m < mappers; m++) res.records += read_records[size_t(m)], res.log_bytes += log_bytes[size_t(m)];
+  for (const Piece& p : pieces) res.records += p.keep ? p.records : 0;
+  res.pieces = pieces.size();
+  piece_mem.clear();
+  reparsed_mem.clear();
   for (auto& mb : buckets)
     for (auto& b : mb) res.reducer_input += b.size();
   res.map_s = since(t0);
@@ -363,11 +476,12 @@ GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& o
     res.pages_written += changes[size_t(r)].size() + tree_pages[size_t(r)];
   }
   res.reduce_s = since(t1);
-  // The partitions' entries point into the logs and are done with: free them.
+  // The partitions' entries point into the logs (and the pieces' copies) and are done with: free them.
   buckets = {};
   bucket_mem.clear();
+  pieces = {};
 
-  // Interior pages above the changed leaves, level by level, by this thread.
+  // Interior pages above the changed leaves, level by level, a level's pages on the reducers' threads.
   auto t2 = clk::now();
   dev::Counters c0 = dev::my_counters();
   std::vector<std::vector<uint64_t>> changed(trees.size());
@@ -378,7 +492,7 @@ GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& o
       t.ptrs[0][c.leaf] = c.ptr;
       changed[c.tree].push_back(c.leaf);
     }
-  res.pages_written += write_interiors(trees, area, changed, epoch, snapshot_id);  // fences
+  res.pages_written += write_interiors(trees, area, changed, epoch, snapshot_id, reducers, helpers);  // fences
   // Ordered trees: each changed leaf gives way to its pieces, then the interior pages anew.
   std::vector<std::vector<TreeChange*>> by_tree(ordered.size());
   for (auto& cs : tree_changes)
@@ -400,7 +514,7 @@ GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& o
       }
     }
     t.leaves = std::move(leaves);
-    res.pages_written += write_tree_interiors(t, area, epoch, snapshot_id);
+    res.pages_written += write_tree_interiors(t, area, epoch, snapshot_id, reducers, helpers);
     any = true;
   }
   if (any) dev::fence();

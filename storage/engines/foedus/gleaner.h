@@ -1,6 +1,7 @@
 // FOEDUS's log gleaner (foedus-sigmod15 section 7): turns the durable logs into the next
 // snapshot. Mappers (--gleaner-mappers) read the log files in NVM from where the last gleaning
-// stopped up to the snapshot epoch, compact repeated writes of a key (7.3) and partition the
+// stopped up to the snapshot epoch (each log cut into pieces that any mapper takes, where 7.2
+// has a mapper per log), compact repeated writes of a key (7.3) and partition the
 // records by storage and page among the reducers (--gleaner-reducers); each reducer sorts its
 // records, compacts again, and merge-applies them onto the previous snapshot's leaf pages,
 // writing the new pages to NVM; the interior pages above changed leaves are then written anew.
@@ -49,6 +50,9 @@ struct GleanResult {
   uint64_t reducer_input = 0;  // reducers: records received (what the mappers' compaction left)
   uint64_t applied = 0;        // reducers: records applied to pages (what their compaction left)
   uint64_t log_bytes = 0;
+  // Mappers: the pieces the logs were cut into, and those parsed again (their guessed start was
+  // not where the piece before them ended: a record's bytes inside another's payload, or a torn one).
+  uint64_t pieces = 0, pieces_parsed_again = 0;
   uint64_t pages_written = 0, bytes_written = 0;
   double map_s = 0, reduce_s = 0, interior_s = 0;
   dev::Counters device;        // the gleaner threads' own traffic
@@ -57,10 +61,12 @@ struct GleanResult {
   uint64_t work_peak_bytes = 0, work_unbudgeted_bytes = 0;
 };
 
-// Write new interior pages above the leaves `changed` names (per tree), bottom up, updating
-// `ptrs` and retiring the pages they supersede; then fence. Returns the pages written.
+// Write new interior pages above the leaves `changed` names (per tree), bottom up, each level's
+// pages on up to `nthreads` threads, updating `ptrs` and retiring the pages they supersede; then
+// fence. Returns the pages written.
 uint64_t write_interiors(std::vector<SnapshotTree>& trees, SnapshotArea& area,
-                         std::vector<std::vector<uint64_t>>& changed, uint64_t epoch, uint64_t snapshot_id);
+                         std::vector<std::vector<uint64_t>>& changed, uint64_t epoch, uint64_t snapshot_id,
+                         int nthreads = 1, const HelperTraffic& traffic = {});
 
 // `trees`: the array storages; `ordered`: the ordered trees (their `bounds` set by the caller),
 // whose log records are partitioned by the previous snapshot's leaf and merged onto it, the new

@@ -73,7 +73,7 @@ inline nlohmann::json log_writer_stats(const LogWriter::Stats& ls) {
 
 struct GleanerTotals {
   uint64_t runs = 0, records = 0, reducer_input = 0, applied = 0, log_bytes = 0, pages = 0, bytes = 0, dropped = 0;
-  uint64_t work_peak = 0, work_unbudgeted = 0;
+  uint64_t work_peak = 0, work_unbudgeted = 0, pieces = 0, pieces_parsed_again = 0;
   double time_s = 0, map_s = 0, reduce_s = 0, interior_s = 0, install_s = 0, pause_s = 0;
   dev::Counters device;
 
@@ -87,6 +87,8 @@ struct GleanerTotals {
     work_peak = std::max(work_peak, r.work_peak_bytes);
     work_unbudgeted += r.work_unbudgeted_bytes;
     log_bytes += r.log_bytes;
+    pieces += r.pieces;
+    pieces_parsed_again += r.pieces_parsed_again;
     pages += r.pages_written;
     bytes += r.bytes_written;
     map_s += r.map_s;
@@ -112,6 +114,8 @@ struct GleanerTotals {
                           {"log_records", records},
                           {"records_applied", applied},
                           {"log_bytes_gleaned", log_bytes},
+                          {"log_pieces", pieces},  // the mappers' pieces of the logs, and those parsed twice
+                          {"log_pieces_parsed_again", pieces_parsed_again},
                           {"snapshot_pages_written", pages},
                           {"snapshot_bytes_written", bytes},
                           {"volatile_pages_dropped", dropped},

@@ -65,10 +65,9 @@ uint64_t write_tree_leaves(const TreeSnapshot& t, SnapshotArea& area, uint64_t l
   return written;
 }
 
-uint64_t write_tree_interiors(TreeSnapshot& t, SnapshotArea& area, uint64_t epoch, uint64_t snapshot_id) {
+uint64_t write_tree_interiors(TreeSnapshot& t, SnapshotArea& area, uint64_t epoch, uint64_t snapshot_id,
+                              int nthreads, const HelperTraffic& traffic) {
   const uint32_t ps = area.page_size();
-  std::vector<char> buf(ps);
-  Page* p = reinterpret_cast<Page*>(buf.data());
   for (SnapshotPtr old : t.interior) area.retire(snapshot_index(old));
   t.interior.clear();
   struct Child {
@@ -79,23 +78,26 @@ uint64_t write_tree_interiors(TreeSnapshot& t, SnapshotArea& area, uint64_t epoc
   for (const TreeLeaf& l : t.leaves) level.push_back({l.low, l.high, l.ptr});
   uint16_t lv = 1;
   do {
-    std::vector<Child> up;
-    for (size_t i = 0; i < level.size(); i += t.g.fanout) {
-      size_t n = std::min<size_t>(t.g.fanout, level.size() - i);
-      memset(buf.data(), 0, ps);
-      tp::init(p, t.id, lv, level[i].low, level[i + n - 1].high);
-      p->hdr.snapshot_epoch = epoch;
-      for (size_t j = 0; j < n; j++) {
-        tp::ekey(p, j) = level[i + j].low;
-        tp::entry(p, j)->snapshot_page.store(level[i + j].ptr, std::memory_order_relaxed);
+    std::vector<Child> up((level.size() + t.g.fanout - 1) / t.g.fanout);
+    page_runs(up.size(), nthreads, traffic, [&](size_t begin, size_t end) {
+      std::vector<char> buf(ps);
+      Page* p = reinterpret_cast<Page*>(buf.data());
+      for (size_t u = begin; u < end; u++) {
+        const size_t i = u * t.g.fanout, n = std::min<size_t>(t.g.fanout, level.size() - i);
+        memset(buf.data(), 0, ps);
+        tp::init(p, t.id, lv, level[i].low, level[i + n - 1].high);
+        p->hdr.snapshot_epoch = epoch;
+        for (size_t j = 0; j < n; j++) {
+          tp::ekey(p, j) = level[i + j].low;
+          tp::entry(p, j)->snapshot_page.store(level[i + j].ptr, std::memory_order_relaxed);
+        }
+        tp::count(p) = n;
+        uint64_t at = area.take();
+        dev::nt_copy(area.page(at), buf.data(), ps);
+        up[u] = {level[i].low, level[i + n - 1].high, make_snapshot_ptr(snapshot_id, at)};
       }
-      tp::count(p) = n;
-      uint64_t at = area.take();
-      dev::nt_copy(area.page(at), buf.data(), ps);
-      SnapshotPtr sp = make_snapshot_ptr(snapshot_id, at);
-      t.interior.push_back(sp);
-      up.push_back({level[i].low, level[i + n - 1].high, sp});
-    }
+    });
+    for (const Child& c : up) t.interior.push_back(c.ptr);
     level = std::move(up);
     lv++;
   } while (level.size() > 1);

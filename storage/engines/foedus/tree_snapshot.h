@@ -6,10 +6,12 @@
 // copies to pages the snapshot area hands out in ascending order; the caller fences.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "storage/engines/foedus/snapshot_area.h"
 #include "storage/engines/foedus/tree_page.h"
+#include "storage/parallel.h"
 
 namespace nvt::foedus {
 
@@ -35,9 +37,26 @@ uint64_t write_tree_leaves(const TreeSnapshot& t, SnapshotArea& area, uint64_t l
                            const std::vector<TreeRecord>& recs, const std::vector<uint64_t>& bounds, uint64_t epoch,
                            uint64_t snapshot_id, std::vector<TreeLeaf>& out);
 
-// The interior pages over t.leaves, written anew bottom up (the previous ones retired); sets
-// t.root and t.interior. Returns the pages written.
-uint64_t write_tree_interiors(TreeSnapshot& t, SnapshotArea& area, uint64_t epoch, uint64_t snapshot_id);
+// Told, on each helper thread of a page-writing pass, the device traffic that thread caused (the
+// calling thread's own traffic stays on its counters).
+using HelperTraffic = std::function<void(const dev::Counters&)>;
+
+// f(begin, end) over runs of [0, n) pages, on up to `nthreads` threads when the pages are many
+// enough to pay for the threads' start (a level of interior pages: each page apart from the rest).
+template <class F>
+void page_runs(size_t n, int nthreads, const HelperTraffic& traffic, F&& f) {
+  constexpr size_t kMinRunPages = 64;
+  parallel_runs(n, nthreads, kMinRunPages, [&](size_t begin, size_t end, bool helper) {
+    dev::Counters c0 = dev::my_counters();
+    f(begin, end);
+    if (helper && traffic) traffic(dev::my_counters() - c0);
+  });
+}
+
+// The interior pages over t.leaves, written anew bottom up (the previous ones retired), each
+// level's pages on up to `nthreads` threads; sets t.root and t.interior. Returns the pages written.
+uint64_t write_tree_interiors(TreeSnapshot& t, SnapshotArea& area, uint64_t epoch, uint64_t snapshot_id,
+                              int nthreads = 1, const HelperTraffic& traffic = {});
 
 // Restart: t.leaves, t.interior and t.root from the snapshot tree under `root` (its interior
 // pages read, charged), each level's pages on `nthreads` threads.

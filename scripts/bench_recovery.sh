@@ -2,11 +2,13 @@
 # Recovery per step at 1 and 2 (THREADS) recovery threads for every engine on the same
 # database: YCSB, ROWS rows of 1 KB (WORKLOAD=tpcc: TPC-C of WAREHOUSES warehouses), P (4),
 # optane-100, LOAD_FLAGS added to the load (a FOEDUS tail worth timing: P=1
-# LOAD_FLAGS="--gleaner-interval-ms 3600000", no gleaning during the load), TXNS transactions per thread on 2 worker threads, then a fresh `rundb --recover` of a copy of the image (recovery may write to
-# it) per thread count, REPS times interleaved. Prints each step's median seconds, its range, and
-# the speedup over one thread: the median of each repetition's own ratio (the thread counts of a
-# repetition run back to back, so a slow minute of the host weighs on both) and the ratio of the
-# medians. Steps whose one-thread median is under SHORT_MS are marked short: a thread start alone
+# LOAD_FLAGS="--gleaner-interval-ms 3600000", no gleaning during the load), TXNS transactions
+# per thread on LOAD_THREADS (2) worker threads (one log each for MMDB and FOEDUS:
+# LOAD_THREADS=1 puts the whole tail in one log), then a fresh `rundb --recover` of a copy of
+# the image (recovery may write to it) per thread count, REPS times interleaved. Prints each
+# step's median seconds, its range, and the speedup over one thread: the median of each
+# repetition's own ratio (the thread counts of a repetition run back to back, so a slow minute
+# of the host weighs on both) and the ratio of the medians. Steps whose one-thread median is under SHORT_MS are marked short: a thread start alone
 # costs this VM 0.05-0.5 ms, so their ratio says little. Not a test: it prints numbers, it does
 # not judge them. Issue 28 sets the goal every step >= 1.8x at 2 threads on a 2-core machine.
 set -euo pipefail
@@ -20,6 +22,7 @@ REPS=${REPS:-7}
 SHORT_MS=${SHORT_MS:-20}
 THREADS=${THREADS:-"1 2"}
 P=${P:-4}
+LOAD_THREADS=${LOAD_THREADS:-2}
 read -r -a LOAD_FLAGS <<<"${LOAD_FLAGS:-}"
 PAIRS=${PAIRS:-"zen-silo mmdb-silo wbl-cicada nvmvcc-mcsi foedus-foedus nvcaracal-caracal"}
 DIR=$(mktemp -d /dev/shm/nvtestbed-bench-recovery.XXXXXX)
@@ -28,7 +31,7 @@ for p in $PAIRS; do make -s -j"$(nproc)" ENGINE="${p%%-*}" CC_ALG="${p#*-}"; don
 for p in $PAIRS; do
   bin=build/$p/rundb
   if [ "$WORKLOAD" = tpcc ]; then size=(--workload tpcc --warehouses "$WAREHOUSES"); else size=(--workload ycsb --rows "$ROWS"); fi
-  "$bin" "${size[@]}" --threads 2 --txns "$TXNS" --warmup 0 --p-ratio "$P" "${LOAD_FLAGS[@]}" \
+  "$bin" "${size[@]}" --threads "$LOAD_THREADS" --txns "$TXNS" --warmup 0 --p-ratio "$P" "${LOAD_FLAGS[@]}" \
     --profile optane-100 --requests 16 --read-ratio 0.5 --theta 0.6 --seed 1 \
     --nvm-path "$DIR/image" >/dev/null 2>"$DIR/load.err" || { cat "$DIR/load.err" >&2; exit 1; }
   for rep in $(seq "$REPS"); do

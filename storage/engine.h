@@ -106,6 +106,8 @@ struct RecoveryReport {
   std::vector<std::pair<std::string, double>> steps;
   uint64_t rows = 0;
   uint64_t replayed = 0;  // log records (or tuples) applied
+  // The engine's own counts of how its recovery went (pieces of a log, pieces parsed again).
+  std::vector<std::pair<std::string, uint64_t>> counts;
   std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
 
   // End a step: the time since the previous step ended (or since the report was made).

@@ -71,6 +71,7 @@ nlohmann::json recovery_json(const RecoveryReport& rep, const dev::Counters& rc,
   r["total_s"] = total;
   r["rows"] = rep.rows;
   r["replayed"] = rep.replayed;
+  for (auto& [name, n] : rep.counts) r["counts"][name] = n;
   r["threads"] = threads;
   r["nvm_read_bytes"] = rc.nvm_read_bytes;
   r["nvm_write_bytes"] = rc.nvm_write_bytes;

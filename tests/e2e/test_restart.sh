@@ -29,6 +29,7 @@ for cc in "${PAIRS[@]}"; do
       check "$f" "d['verification']['acked_writes_checked'] > 0" "$cc recovery $round: no write checked"
       check "$f" "d['recovery']['rows'] == 20000" "$cc recovery $round: row count"
       check "$f" "d['config']['engine'] + '-' + d['config']['cc'] == '$cc'" "$cc recovery $round: config names the pair"
+      check "$f" "d['config']['engine'] != 'mmdb' or 0 < d['recovery']['counts']['redo_pieces']" "$cc recovery $round: no redo piece resolved"
     done
     # Recovering the recovered image again reads the same checkpoint and log: same result.
     for key in "d['verification']" "d['recovery']['rows']" "d['recovery']['replayed']"; do

@@ -319,7 +319,7 @@ TEST(FoedusGleaner, EachStageReportsItsOwnRecords) {
 // 3 and 8 mappers the gleaner takes exactly what one pass over each log takes (a reference built
 // here), stops where that pass stops, and writes the same rows: a restart (verify), a torn log, a
 // run-time gleaning (no verify).
-TEST(FoedusGleaner, PiecesOfALogTakeWhatOnePassTakes) {
+TEST(FoedusGleaner, PiecesOfALogTakeWhatOnePassTakesOnAnyThreadCount) {
   const foedus::Geometry ga(4096, 200, "a"), gb(4096, 16, "b");
   const uint64_t rows = 3000, epoch = 7;
   struct Rec {

@@ -323,6 +323,7 @@ class Foedus {
     rep.part("glean_reduce_leaves", r.reduce_s);
     rep.part("glean_write_interiors", r.interior_s);
     rep.replayed = r.records;
+    rep.counts = {{"log_pieces", r.pieces}, {"log_pieces_parsed_again", r.pieces_parsed_again}};
     note_torn(r, ranges);
     dev::crash_point("foedus.restart");
     std::vector<uint64_t> upto(nlogs_);

@@ -26,6 +26,7 @@
 #include "storage/engine.h"
 #include "storage/engines/mmdb/checkpoint.h"
 #include "storage/engines/mmdb/redo_log.h"
+#include "storage/engines/mmdb/redo_replay.h"
 #include "storage/hash_index.h"
 #include "storage/parallel.h"
 #include "storage/prefetch.h"
@@ -369,16 +370,18 @@ class Mmdb {
     for (auto& t : tables_) rep.rows += t->next.load();
     rep.lap("load_checkpoint_and_index");
     std::atomic<uint64_t> replayed{0};
-    parallel(nthreads, [&](int tid) {
-      for (uint32_t li = uint32_t(tid); li < nlogs_; li += uint32_t(nthreads)) {
-        uint64_t from = rd.start_lsn(li);
-        uint64_t end = logs_[li]->scan(from, [&](const LogEntry& e, const char* img) {
-          apply(e, img);
-          replayed.fetch_add(1, std::memory_order_relaxed);
-        });
-        logs_[li]->reset(from, end);
-      }
+    std::vector<const RedoLog*> logs;
+    std::vector<uint64_t> from;
+    for (uint32_t li = 0; li < nlogs_; li++) {
+      logs.push_back(logs_[li].get());
+      from.push_back(rd.start_lsn(li));
+    }
+    const ReplayResult rr = replay_logs(logs, from, nthreads, [&](const LogEntry& e, const char* img) {
+      apply(e, img);
+      replayed.fetch_add(1, std::memory_order_relaxed);
     });
+    for (uint32_t li = 0; li < nlogs_; li++) logs_[li]->reset(from[li], rr.end[li]);
+    rep.counts = {{"redo_pieces", rr.pieces}, {"redo_pieces_parsed_again", rr.parsed_again}};
     rep.replayed = replayed.load();
     rep.lap("replay_redo_log");
     return rep;

@@ -1,5 +1,6 @@
 #include "storage/engines/mmdb/redo_log.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "storage/device/device.h"
@@ -69,34 +70,57 @@ bool RedoLog::append() {
   return true;
 }
 
-uint64_t RedoLog::scan(uint64_t from,
-                       const std::function<void(const LogEntry&, const char*)>& f) const {
-  uint64_t lsn = from;
-  for (;;) {
-    uint64_t room_to_end = cap_ - lsn % cap_;
-    if (room_to_end < kHdr) { lsn += room_to_end; continue; }
-    RecHdr h;
-    dev::read(at(lsn), kHdr);  // recovery's reads are charged like any other (issue 17)
-    memcpy(&h, at(lsn), kHdr);
-    if (h.lsn != lsn || h.bytes < kHdr || h.bytes > room_to_end || h.bytes % 8) break;
-    if (h.entries == kWrap) {
-      if (h.checksum != checksum(h, nullptr, 0)) break;
-      lsn += h.bytes;
-      continue;
-    }
-    const char* body = at(lsn) + kHdr;
-    dev::read(body, h.bytes - kHdr);
-    if (h.checksum != checksum(h, body, h.bytes - kHdr)) break;
-    size_t off = 0;
-    for (uint32_t i = 0; i < h.entries; i++) {
-      LogEntry e;
-      memcpy(&e, body + off, sizeof e);
-      f(e, body + off + sizeof e);
-      off += sizeof e + pad8(e.len);
-    }
-    lsn += h.bytes;
+uint64_t RedoLog::record_start(uint64_t lsn) const {
+  uint64_t room_to_end = cap_ - lsn % cap_;
+  return room_to_end < kHdr ? lsn + room_to_end : lsn;
+}
+
+uint64_t RedoLog::find_intact(uint64_t from, uint64_t to) const {
+  uint64_t lsn = record_start(from);
+  for (; lsn < to; lsn = record_start(lsn + 8)) {
+    uint64_t named;
+    memcpy(&named, at(lsn), sizeof named);  // RecHdr::lsn comes first: a cheap test
+    if (named == lsn && intact(lsn)) break;
   }
+  lsn = std::min(lsn, to);
+  if (lsn > from) dev::read(at(from), lsn - from);
   return lsn;
+}
+
+uint32_t RedoLog::intact(uint64_t lsn) const {
+  const uint64_t room_to_end = cap_ - lsn % cap_;
+  if (room_to_end < kHdr) return 0;
+  RecHdr h;
+  dev::read(at(lsn), kHdr);  // recovery's reads are charged like any other (issue 17)
+  memcpy(&h, at(lsn), kHdr);
+  if (h.lsn != lsn || h.bytes < kHdr || h.bytes > room_to_end || h.bytes % 8) return 0;
+  if (h.entries == kWrap) return h.checksum == checksum(h, nullptr, 0) ? h.bytes : 0;
+  const char* body = at(lsn) + kHdr;
+  dev::read(body, h.bytes - kHdr);
+  return h.checksum == checksum(h, body, h.bytes - kHdr) ? h.bytes : 0;
+}
+
+void RedoLog::entries(uint64_t lsn, const Visit& f) const {
+  RecHdr h;
+  memcpy(&h, at(lsn), kHdr);
+  if (h.entries == kWrap) return;
+  const char* body = at(lsn) + kHdr;
+  size_t off = 0;
+  for (uint32_t i = 0; i < h.entries; i++) {
+    LogEntry e;
+    memcpy(&e, body + off, sizeof e);
+    f(e, body + off + sizeof e);
+    off += sizeof e + pad8(e.len);
+  }
+}
+
+uint64_t RedoLog::scan(uint64_t from, const Visit& f) const {
+  for (uint64_t lsn = record_start(from);; lsn = record_start(lsn)) {
+    const uint32_t bytes = intact(lsn);
+    if (!bytes) return lsn;
+    entries(lsn, f);
+    lsn += bytes;
+  }
 }
 
 }  // namespace nvt::mmdb

@@ -47,8 +47,22 @@ class RedoLog {
   void installed() { safe_.store(tail_.load(std::memory_order_relaxed), std::memory_order_seq_cst); }
   double fill() const { return double(tail() - truncated()) / double(cap_); }
 
-  // Recovery: visit valid records from `from`; returns the LSN after the last valid one.
-  uint64_t scan(uint64_t from, const std::function<void(const LogEntry&, const char*)>& f) const;
+  using Visit = std::function<void(const LogEntry&, const char*)>;
+  // Recovery in one pass: visit valid records from `from`; returns the LSN after the last valid
+  // one. replay_logs() (redo_replay.h) takes the same records in pieces on many threads.
+  uint64_t scan(uint64_t from, const Visit& f) const;
+  // What a scan and its pieces are made of. The LSN where a record at or after `lsn` may start
+  // (the ring's last bytes, too few for a header, are skipped).
+  uint64_t record_start(uint64_t lsn) const;
+  // The bytes of the intact record (or ring-end filler) that starts at `lsn`, else 0: a header
+  // naming this LSN and a matching checksum. Charges reading it.
+  uint32_t intact(uint64_t lsn) const;
+  // The first LSN in [from, to) where an intact record starts, else `to`; the bytes searched are
+  // charged as one sequential read. [from, to) may not cross the ring's end.
+  uint64_t find_intact(uint64_t from, uint64_t to) const;
+  // Visit the entries of the intact record at `lsn` (a filler has none).
+  void entries(uint64_t lsn, const Visit& f) const;
+  uint64_t capacity() const { return cap_; }
   // Continue appending at `lsn` after recovery.
   void reset(uint64_t trunc, uint64_t lsn) { trunc_ = trunc; tail_ = lsn; safe_ = lsn; }
 

@@ -2,6 +2,7 @@
 // the other, older one complete. A slot is valid once its header (sequence, per-log start LSNs,
 // row counts, checksum) is durable; the header is invalidated before the slot is rewritten.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -51,16 +52,21 @@ class CheckpointReader {
   uint64_t start_lsn(uint32_t log) const { return log < h_->nlogs ? h_->start_lsn[log] : 0; }
   // Records of `table` (one per row slot the table had, in slot order).
   uint64_t rows(uint32_t table) const { return table < h_->ntables ? h_->rows[table] : 0; }
-  // Visit this worker's share (the tid-th of nt runs of records) of every table: f(table, slot,
-  // key, version, image). Runs, not strides: no two threads write neighbouring rows.
+  // Visit this worker's share of every table: f(table, slot, key, version, image). The records
+  // go in runs of kRun dealt to the nt workers in turn, not in nt halves: a table's first slots
+  // are DRAM rows and the rest NVM rows, which cost differently to fill, so contiguous shares
+  // would give one worker the DRAM and another only NVM. Runs, not strides: no two threads
+  // write neighbouring rows.
+  static constexpr uint64_t kRun = 2048;
   template <class F>
   void for_each(int tid, int nt, F&& f) const {
     for (uint32_t t = 0; t < h_->ntables; t++)
-      for (uint64_t i = h_->rows[t] * uint64_t(tid) / uint64_t(nt); i < h_->rows[t] * uint64_t(tid + 1) / uint64_t(nt); i++) {
-        auto* r = reinterpret_cast<const CkptRecord*>(slot_ + offset_[t] + i * rec_[t]);
-        dev::read(r, rec_[t]);  // recovery's reads are charged like any other (issue 17)
-        f(t, i, r->key, r->version, reinterpret_cast<const char*>(r + 1));
-      }
+      for (uint64_t b = uint64_t(tid) * kRun; b < h_->rows[t]; b += uint64_t(nt) * kRun)
+        for (uint64_t i = b; i < std::min(b + kRun, h_->rows[t]); i++) {
+          auto* r = reinterpret_cast<const CkptRecord*>(slot_ + offset_[t] + i * rec_[t]);
+          dev::read(r, rec_[t]);  // recovery's reads are charged like any other (issue 17)
+          f(t, i, r->key, r->version, reinterpret_cast<const char*>(r + 1));
+        }
   }
 
  private:

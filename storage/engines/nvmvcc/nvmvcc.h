@@ -42,7 +42,7 @@
 
 namespace nvt::nvmvcc {
 
-constexpr uint64_t kRecoveryHeads = 1 << 16;  // record heads one recovery thread takes at a time
+constexpr uint64_t kRecoveryHeads = 1 << 13;  // record heads one recovery thread takes at a time
 
 template <class C>
 concept SiOnNvmvcc = requires {

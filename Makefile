@@ -134,7 +134,7 @@ endif
 # workload's own tests (a new file joins it). `make unit-some` still compiles files one by one.
 UNITY_CC := test_cc_isolation test_cc_methods test_cc test_counters test_durable test_insert_delete \
             test_hash_index test_ordered_index test_device test_dram_budget test_image_lock \
-            test_node_images test_zipf
+            test_node_images test_zipf test_parallel
 UNITY_cc_SRC := $(filter $(patsubst %,tests/unit/%.cpp,$(UNITY_CC)),$(TEST_SRC))
 UNITY_engines_SRC := $(filter-out $(UNITY_cc_SRC),$(TEST_SRC))
 UNITY_GROUPS := $(if $(UNITY_cc_SRC),cc) $(if $(UNITY_engines_SRC),engines)

@@ -3,7 +3,8 @@
 // concurrency while the gleaner runs, the gleaner's drop of unmodified volatile pages, restart
 // from the logs (7.7), the mappers' pieces of one log against one pass over it, images of other engines refused, and the ordered tree: splits, scans,
 // phantoms caught by the node set, its snapshot and restart, paired inserts under concurrency,
-// and striped inserts, deletes and scans of many threads checked against a reference.
+// and striped inserts, deletes and scans of many threads checked against a reference; restart's
+// lists on any thread count (free pages merged, the tree's interior read back, leaves spliced).
 // (Its inserts, deletes and TPC-C also run in test_insert_delete.cpp and test_tpcc.cpp.)
 #include <gtest/gtest.h>
 
@@ -94,6 +95,124 @@ TEST(FoedusSnapshotArea, ResetListsTheUnmarkedPagesAscendingOnAnyThreadCount) {
     expect.push_back(hw);
     expect.push_back(hw + 1);
     EXPECT_EQ(got, expect) << threads << " threads";
+  }
+}
+
+// What a gleaning supersedes goes back to the free list merged in ascending order, on any
+// number of threads: single pages and whole lists (an ordered tree's old interior) alike, and
+// the free pages not yet taken before them.
+TEST(FoedusSnapshotArea, ReleasedPagesMergeIntoTheFreeListAscendingOnAnyThreadCount) {
+  const uint64_t pages = 60000, hw = 50000;
+  std::vector<char> mem(pages * 64);
+  std::mt19937_64 rng(9);
+  std::vector<uint64_t> page_ids(hw - 1);
+  for (uint64_t i = 1; i < hw; i++) page_ids[i - 1] = i;
+  std::shuffle(page_ids.begin(), page_ids.end(), rng);
+  // A third free at the restart, a third retired one by one, a third as two lists.
+  const size_t third = page_ids.size() / 3;
+  std::vector<uint64_t> free0(page_ids.begin(), page_ids.begin() + long(third));
+  std::vector<uint64_t> singles(page_ids.begin() + long(third), page_ids.begin() + long(2 * third));
+  std::vector<uint64_t> listed(page_ids.begin() + long(2 * third), page_ids.end());
+  for (int threads : {1, 2, 3, 8}) {
+    foedus::SnapshotArea area(dev::Region{mem.data(), pages * 64}, 64);
+    std::vector<uint8_t> live(hw, 1);
+    for (uint64_t f : free0) live[f] = 0;
+    area.reset(hw, threads, [&](int w, int, auto&& mark) {
+      if (w == 0)
+        for (uint64_t i = 1; i < hw; i++)
+          if (live[i]) mark(i);
+    });
+    std::vector<uint64_t> want = free0;
+    std::sort(want.begin(), want.end());
+    // Some free pages taken first: they are not free again.
+    for (int i = 0; i < 10; i++) ASSERT_EQ(area.take(), want[size_t(i)]);
+    want.erase(want.begin(), want.begin() + 10);
+    for (uint64_t s : singles) area.retire(s);
+    for (size_t half : {size_t(0), size_t(1)}) {
+      ParallelVector<foedus::SnapshotPtr> l;
+      for (size_t i = half; i < listed.size(); i += 2) l.push_back(foedus::make_snapshot_ptr(7, listed[i]));
+      area.retire(std::move(l));
+    }
+    area.release_retired(threads);
+    want.insert(want.end(), singles.begin(), singles.end());
+    want.insert(want.end(), listed.begin(), listed.end());
+    std::sort(want.begin(), want.end());
+    std::vector<uint64_t> got;
+    for (size_t i = 0; i < want.size() + 1; i++) got.push_back(area.take());
+    want.push_back(hw);
+    EXPECT_EQ(got, want) << threads << " threads";
+  }
+}
+
+// An ordered tree's snapshot interior written and read back, and its leaf list spliced, give
+// the same lists on any number of threads as on one (each thread's share at its offset).
+TEST(FoedusTreeSnapshot, InteriorsReadBackAndSplicedLeavesAreTheSameOnAnyThreadCount) {
+  const uint32_t ps = 256;
+  const uint64_t pages = 200000;
+  std::vector<char> mem(pages * ps);
+  foedus::TreeGeometry g(ps, 8, "t");
+  ASSERT_GE(g.fanout, 3u);
+  // 100 000 leaves of key ranges [10 i, 10 i + 10) (their pages are not read here).
+  const uint64_t n = 100000;
+  auto tree = [&] {
+    foedus::TreeSnapshot t{3, g, {}, {}, 0, {}};
+    t.leaves.resize(n);
+    for (uint64_t i = 0; i < n; i++) t.leaves[i] = {i * 10, i + 1 == n ? foedus::kInfKey : i * 10 + 10, foedus::make_snapshot_ptr(1, i + 1)};
+    t.leaves[0].low = 0;
+    return t;
+  };
+  std::vector<foedus::TreeLeaf> ref_leaves;
+  std::vector<uint64_t> ref_spliced_lows;
+  for (int threads : {1, 2, 3, 8}) {
+    foedus::SnapshotArea area(dev::Region{mem.data(), pages * ps}, ps);
+    area.reset(n + 1, 1, [](int, int, auto&& mark) {
+      for (uint64_t i = 1; i <= n; i++) mark(i);  // the leaves' pages
+    });
+    foedus::TreeSnapshot t = tree();
+    uint64_t written = foedus::write_tree_interiors(t, area, 1, 1, threads);
+    EXPECT_EQ(written, t.interior.size());
+    uint64_t levels = 0;
+    for (uint64_t k = n; levels == 0 || k > 1; levels++) k = (k + g.fanout - 1) / g.fanout;
+    std::vector<foedus::SnapshotPtr> written_interior(t.interior.begin(), t.interior.end());
+    foedus::TreeSnapshot back{3, g, {}, {}, 0, {}};
+    foedus::read_tree_snapshot(back, area, t.root, threads);
+    ASSERT_EQ(back.leaves.size(), n) << threads;
+    for (uint64_t i = 0; i < n; i++) {
+      ASSERT_EQ(back.leaves[i].low, t.leaves[i].low) << i;
+      ASSERT_EQ(back.leaves[i].high, t.leaves[i].high) << i;
+      ASSERT_EQ(back.leaves[i].ptr, t.leaves[i].ptr) << i;
+    }
+    std::vector<foedus::SnapshotPtr> read_interior(back.interior.begin(), back.interior.end());
+    std::sort(written_interior.begin(), written_interior.end());
+    std::sort(read_interior.begin(), read_interior.end());
+    EXPECT_EQ(read_interior, written_interior) << threads << ": every interior page, once";
+    EXPECT_EQ(back.root, t.root);
+    // Writing the interior again retires the old one as a list: released, every page comes back.
+    uint64_t before = area.in_use();
+    foedus::write_tree_interiors(t, area, 2, 2, threads);
+    area.release_retired(threads);
+    EXPECT_EQ(area.in_use(), before) << "the old interior is free again";
+    // Splice: leaves 0, 5, 6 and the last give way to 1, 3, 2 and 4 pieces.
+    std::vector<foedus::LeafList> pieces(4);
+    const uint64_t at[] = {0, 5, 6, n - 1}, count[] = {1, 3, 2, 4};
+    for (size_t c = 0; c < 4; c++)
+      for (uint64_t j = 0; j < count[c]; j++) pieces[c].push_back({at[c] * 10 + j, at[c] * 10 + j + 1, foedus::make_snapshot_ptr(9, 1000000 + c * 10 + j)});
+    std::vector<std::pair<uint64_t, const foedus::LeafList*>> changed;
+    for (size_t c = 0; c < 4; c++) changed.push_back({at[c], &pieces[c]});
+    foedus::splice_tree_leaves(t, changed, threads);
+    std::vector<uint64_t> lows;
+    for (const auto& l : t.leaves) lows.push_back(l.low);
+    if (threads == 1) {
+      ASSERT_EQ(t.leaves.size(), n + 6);
+      const uint64_t head[] = {0, 10, 20, 30, 40, 50, 51, 52, 60, 61, 70, 80};
+      for (size_t i = 0; i < std::size(head); i++) EXPECT_EQ(t.leaves[i].low, head[i]) << i;
+      EXPECT_EQ(t.leaves[n + 2].low, (n - 1) * 10);
+      EXPECT_EQ(t.leaves[n + 5].low, (n - 1) * 10 + 3);
+      EXPECT_TRUE(std::is_sorted(lows.begin(), lows.end()));
+      ref_spliced_lows = lows;
+    } else {
+      EXPECT_EQ(lows, ref_spliced_lows) << threads << " threads";
+    }
   }
 }
 

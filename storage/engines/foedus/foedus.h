@@ -330,7 +330,7 @@ class Foedus {
     for (uint32_t i = 0; i < nlogs_; i++) upto[i] = ranges[i].to;
     uint64_t epoch = std::max(durable, sm.epoch);
     write_snapshot_meta(snapshot_id_ + 1, epoch, upto);
-    area_->release_retired();
+    area_->release_retired(int(nw));
     writer_->reset(epoch, upto);
     g_epoch.store(epoch + 2);
     record(r, 0);
@@ -503,7 +503,7 @@ class Foedus {
     for (size_t i = 0; i < ordered_.size(); i++) tree_install_walk(*ordered_[i], tsnap_[i], *pool_, epoch, dropped, unmatched_);
     paused_.store(false, std::memory_order_seq_cst);
     drop_passes_.fetch_add(1, std::memory_order_release);
-    area_->release_retired();
+    area_->release_retired(std::max(1, env_.opt.gleaner_reducers));
     auto t3 = std::chrono::steady_clock::now();
     r.device += dev::my_counters() - c0;
     Totals add;

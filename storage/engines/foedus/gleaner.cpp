@@ -387,7 +387,7 @@ GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& o
   struct TreeChange {
     uint32_t tree;  // index into `ordered`
     uint64_t leaf;
-    std::vector<TreeLeaf> pieces;
+    LeafList pieces;
   };
   std::vector<std::vector<Change>> changes(static_cast<size_t>(reducers));
   std::vector<std::vector<TreeChange>> tree_changes(static_cast<size_t>(reducers));
@@ -502,18 +502,12 @@ GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& o
     if (by_tree[ti].empty()) continue;
     TreeSnapshot& t = ordered[ti];
     std::sort(by_tree[ti].begin(), by_tree[ti].end(), [](const TreeChange* x, const TreeChange* y) { return x->leaf < y->leaf; });
-    std::vector<TreeLeaf> leaves;
-    size_t next = 0;
-    for (uint64_t l = 0; l < t.leaves.size(); l++) {
-      if (next < by_tree[ti].size() && by_tree[ti][next]->leaf == l) {
-        area.retire(snapshot_index(t.leaves[l].ptr));
-        for (const TreeLeaf& x : by_tree[ti][next]->pieces) leaves.push_back(x);
-        next++;
-      } else {
-        leaves.push_back(t.leaves[l]);
-      }
+    std::vector<std::pair<uint64_t, const LeafList*>> spliced;  // as long as the log tail
+    for (const TreeChange* c : by_tree[ti]) {
+      area.retire(snapshot_index(t.leaves[c->leaf].ptr));
+      spliced.push_back({c->leaf, &c->pieces});
     }
-    t.leaves = std::move(leaves);
+    splice_tree_leaves(t, spliced, reducers);
     res.pages_written += write_tree_interiors(t, area, epoch, snapshot_id, reducers, helpers);
     any = true;
   }

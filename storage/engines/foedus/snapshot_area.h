@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "storage/device/nvm_image.h"
+#include "storage/engines/foedus/dual_pointer.h"
 #include "storage/engines/foedus/page.h"
 #include "storage/parallel.h"
 
@@ -40,14 +41,35 @@ class SnapshotArea {
     std::lock_guard g(mu_);
     retired_.push_back(index);
   }
-  // The new snapshot is durable and installed: what it superseded is free.
-  void release_retired() {
+  // Pages superseded as a whole list (an ordered tree's old interior): handed over, not copied;
+  // their indexes are taken when they are released.
+  void retire(ParallelVector<SnapshotPtr>&& pages) {
     std::lock_guard g(mu_);
-    free_.erase(free_.begin(), free_.begin() + long(next_free_));
+    retired_lists_.push_back(std::move(pages));
+  }
+  // The new snapshot is durable and installed: what it superseded is free. The retired pages
+  // are sorted and merged into the free list (ascending: a snapshot is written in long
+  // sequential runs) on up to `nthreads` threads; no step walks a list on one thread.
+  void release_retired(int nthreads = 1) {
+    std::lock_guard g(mu_);
+    std::vector<size_t> at{retired_.size()};
+    for (const auto& l : retired_lists_) at.push_back(at.back() + l.size());
+    ParallelVector<uint64_t> r;
+    r.resize(at.back());
+    std::copy(retired_.begin(), retired_.end(), r.begin());  // single pages: as many as the log tail changed
+    for (size_t k = 0; k < retired_lists_.size(); k++)
+      parallel_runs(retired_lists_[k].size(), nthreads, kMinRun, [&](size_t b, size_t e, bool) {
+        for (size_t i = b; i < e; i++) r[at[k] + i] = snapshot_index(retired_lists_[k][i]);
+      });
+    parallel_sort(r, nthreads, kMinRun);
+    ParallelVector<uint64_t> merged;
+    merged.resize(free_.size() - next_free_ + r.size());
+    parallel_merge(free_.data() + next_free_, free_.size() - next_free_, r.data(), r.size(), merged.data(), nthreads,
+                   kMinRun);
+    free_.swap(merged);
     next_free_ = 0;
-    free_.insert(free_.end(), retired_.begin(), retired_.end());
     retired_.clear();
-    std::sort(free_.begin(), free_.end());
+    retired_lists_.clear();
   }
   // Restart: pages below `high_water` that no thread marks live are free. On `nthreads`
   // threads: each_live(w, n, mark) calls mark(page) for the w-th of n shares of the live pages,
@@ -88,6 +110,7 @@ class SnapshotArea {
         if (!used[i]) *o++ = i;
     });
     retired_.clear();
+    retired_lists_.clear();
     next_free_ = 0;
   }
   uint64_t high_water() const {
@@ -108,6 +131,8 @@ class SnapshotArea {
   ParallelVector<uint64_t> free_;  // ascending; [next_free_, end) not yet taken
   size_t next_free_ = 0;
   std::vector<uint64_t> retired_;
+  std::vector<ParallelVector<SnapshotPtr>> retired_lists_;
+  static constexpr size_t kMinRun = 4096;  // fewer pages a thread are not worth its start
 };
 
 }  // namespace nvt::foedus

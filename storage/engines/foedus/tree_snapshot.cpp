@@ -1,6 +1,7 @@
 #include "storage/engines/foedus/tree_snapshot.h"
 
 #include <algorithm>
+#include <barrier>
 #include <cstring>
 
 #include "storage/device/device.h"
@@ -36,7 +37,7 @@ TreeLeaf write_leaf(const TreeSnapshot& t, SnapshotArea& area, uint64_t low, uin
 
 uint64_t write_tree_leaves(const TreeSnapshot& t, SnapshotArea& area, uint64_t low, uint64_t high,
                            const std::vector<TreeRecord>& recs, const std::vector<uint64_t>& bounds, uint64_t epoch,
-                           uint64_t snapshot_id, std::vector<TreeLeaf>& out) {
+                           uint64_t snapshot_id, LeafList& out) {
   std::vector<char> buf(area.page_size());
   uint64_t written = 0;
   // Cut points: the volatile leaves' bounds strictly inside (low, high).
@@ -65,42 +66,75 @@ uint64_t write_tree_leaves(const TreeSnapshot& t, SnapshotArea& area, uint64_t l
   return written;
 }
 
+void splice_tree_leaves(TreeSnapshot& t, const std::vector<std::pair<uint64_t, const LeafList*>>& changed,
+                        int nthreads) {
+  constexpr size_t kMinRunLeaves = 16384;  // fewer leaves a thread are not worth its start
+  // before[k]: the pieces of the changes ahead of changed[k]; an unchanged leaf l with k changes
+  // ahead of it goes to l - k + before[k].
+  std::vector<size_t> before(changed.size() + 1, 0);
+  for (size_t k = 0; k < changed.size(); k++) before[k + 1] = before[k] + changed[k].second->size();
+  LeafList out;
+  out.resize(t.leaves.size() - changed.size() + before.back());
+  parallel_runs(t.leaves.size(), nthreads, kMinRunLeaves, [&](size_t b, size_t e, bool) {
+    size_t k = size_t(std::lower_bound(changed.begin(), changed.end(), b,
+                                       [](const auto& c, uint64_t l) { return c.first < l; }) -
+                      changed.begin());
+    TreeLeaf* o = out.data() + (b - k + before[k]);
+    for (size_t l = b; l < e; l++) {
+      if (k < changed.size() && changed[k].first == l) {
+        o = std::copy(changed[k].second->begin(), changed[k].second->end(), o);
+        k++;
+      } else {
+        *o++ = t.leaves[l];
+      }
+    }
+  });
+  t.leaves = std::move(out);
+}
+
 uint64_t write_tree_interiors(TreeSnapshot& t, SnapshotArea& area, uint64_t epoch, uint64_t snapshot_id,
                               int nthreads, const HelperTraffic& traffic) {
   const uint32_t ps = area.page_size();
-  for (SnapshotPtr old : t.interior) area.retire(snapshot_index(old));
-  t.interior.clear();
-  struct Child {
-    uint64_t low, high;
-    SnapshotPtr ptr;
-  };
-  std::vector<Child> level;
-  for (const TreeLeaf& l : t.leaves) level.push_back({l.low, l.high, l.ptr});
-  uint16_t lv = 1;
-  do {
-    std::vector<Child> up((level.size() + t.g.fanout - 1) / t.g.fanout);
+  const size_t fanout = t.g.fanout;
+  if (!t.interior.empty()) area.retire(std::move(t.interior));
+  // Every level's size is known before one is written, so each page's pointer goes straight to
+  // its place in t.interior (bottom up) from the thread that wrote the page.
+  std::vector<size_t> first{0};
+  for (size_t n = t.leaves.size(); first.size() == 1 || n > 1;) {
+    n = (n + fanout - 1) / fanout;
+    first.push_back(first.back() + n);
+  }
+  t.interior = {};
+  t.interior.resize(first.back());
+  LeafList level;  // the level just written, as (low, high, page); below it the leaves themselves
+  const TreeLeaf* below = t.leaves.data();
+  size_t count = t.leaves.size();
+  for (size_t k = 0; k + 1 < first.size(); k++) {
+    LeafList up;
+    up.resize(first[k + 1] - first[k]);
     page_runs(up.size(), nthreads, traffic, [&](size_t begin, size_t end) {
       std::vector<char> buf(ps);
       Page* p = reinterpret_cast<Page*>(buf.data());
       for (size_t u = begin; u < end; u++) {
-        const size_t i = u * t.g.fanout, n = std::min<size_t>(t.g.fanout, level.size() - i);
+        const size_t i = u * fanout, n = std::min(fanout, count - i);
         memset(buf.data(), 0, ps);
-        tp::init(p, t.id, lv, level[i].low, level[i + n - 1].high);
+        tp::init(p, t.id, uint16_t(k + 1), below[i].low, below[i + n - 1].high);
         p->hdr.snapshot_epoch = epoch;
         for (size_t j = 0; j < n; j++) {
-          tp::ekey(p, j) = level[i + j].low;
-          tp::entry(p, j)->snapshot_page.store(level[i + j].ptr, std::memory_order_relaxed);
+          tp::ekey(p, j) = below[i + j].low;
+          tp::entry(p, j)->snapshot_page.store(below[i + j].ptr, std::memory_order_relaxed);
         }
         tp::count(p) = n;
         uint64_t at = area.take();
         dev::nt_copy(area.page(at), buf.data(), ps);
-        up[u] = {level[i].low, level[i + n - 1].high, make_snapshot_ptr(snapshot_id, at)};
+        up[u] = {below[i].low, below[i + n - 1].high, make_snapshot_ptr(snapshot_id, at)};
+        t.interior[first[k] + u] = up[u].ptr;
       }
     });
-    for (const Child& c : up) t.interior.push_back(c.ptr);
     level = std::move(up);
-    lv++;
-  } while (level.size() > 1);
+    below = level.data();
+    count = level.size();
+  }
   t.root = level[0].ptr;
   return t.interior.size();
 }
@@ -109,36 +143,51 @@ void read_tree_snapshot(TreeSnapshot& t, const SnapshotArea& area, SnapshotPtr r
   t.leaves.clear();
   t.interior.clear();
   t.root = root;
-  // A level at a time, each level's pages in key order split into equal runs, one per thread;
-  // each run's children are appended in run order, so the next level (and the leaves) stay in
-  // key order.
-  const size_t nw = size_t(std::max(1, nthreads));
-  std::vector<SnapshotPtr> level{root};
+  // A level at a time, each level's pages in key order split into equal runs, one per thread.
+  // Each thread reads its run's children into lists of its own, then (once every thread's count
+  // is known) copies them to its offset in the next level and the leaves, and its run of the
+  // level to its place in t.interior: the lists stay in key order and none is copied on one thread.
+  ParallelVector<SnapshotPtr> level;
+  level.push_back(root);
   while (!level.empty()) {
+    const size_t nw = std::min(size_t(std::max(1, nthreads)), level.size());
+    const size_t interior0 = t.interior.size(), leaves0 = t.leaves.size();
     std::vector<std::vector<SnapshotPtr>> below(nw);
     std::vector<std::vector<TreeLeaf>> leaves(nw);
-    parallel(int(std::min(nw, level.size())), [&](int w) {
-      const size_t n = std::min(nw, level.size());
-      for (size_t k = level.size() * size_t(w) / n; k < level.size() * size_t(w + 1) / n; k++) {
+    std::vector<size_t> at_below(nw + 1, 0), at_leaf(nw + 1, 0);
+    ParallelVector<SnapshotPtr> next;
+    std::barrier sized{std::ptrdiff_t(nw), [&]() noexcept {
+      for (size_t w = 0; w < nw; w++) {
+        at_below[w + 1] = at_below[w] + below[w].size();
+        at_leaf[w + 1] = at_leaf[w] + leaves[w].size();
+      }
+      next.resize(at_below[nw]);
+      t.leaves.resize(leaves0 + at_leaf[nw]);
+      t.interior.resize(interior0 + level.size());
+    }};
+    parallel(int(nw), [&](int w) {
+      const size_t lo = level.size() * size_t(w) / nw, hi = level.size() * size_t(w + 1) / nw;
+      auto& mine = below[size_t(w)];
+      auto& my_leaves = leaves[size_t(w)];
+      for (size_t k = lo; k < hi; k++) {
         const Page* p = area.page(snapshot_index(level[k]));
         dev::read(p, area.page_size());
         for (uint64_t i = 0; i < tp::count(p); i++) {
           SnapshotPtr c = tp::entry(p, i)->snapshot_page.load(std::memory_order_relaxed);
           if (p->hdr.level == 1) {
-            auto [lo, hi] = tp::range(p, i);
-            leaves[size_t(w)].push_back({lo, hi, c});
+            auto [lo_key, hi_key] = tp::range(p, i);
+            my_leaves.push_back({lo_key, hi_key, c});
           } else {
-            below[size_t(w)].push_back(c);
+            mine.push_back(c);
           }
         }
       }
+      sized.arrive_and_wait();
+      std::copy(mine.begin(), mine.end(), next.begin() + long(at_below[size_t(w)]));
+      std::copy(my_leaves.begin(), my_leaves.end(), t.leaves.begin() + long(leaves0 + at_leaf[size_t(w)]));
+      std::copy(level.begin() + long(lo), level.begin() + long(hi), t.interior.begin() + long(interior0 + lo));
     });
-    t.interior.insert(t.interior.end(), level.begin(), level.end());
-    level.clear();
-    for (size_t w = 0; w < nw; w++) {
-      level.insert(level.end(), below[w].begin(), below[w].end());
-      t.leaves.insert(t.leaves.end(), leaves[w].begin(), leaves[w].end());
-    }
+    level = std::move(next);
   }
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "storage/engines/foedus/snapshot_area.h"
@@ -15,11 +16,14 @@
 
 namespace nvt::foedus {
 
+// A tree's leaf list: filled a run per thread (its pages first touched there, not zeroed first).
+using LeafList = ParallelVector<TreeLeaf>;
+
 struct TreeSnapshot {
-  uint32_t id;                       // storage (table) id
+  uint32_t id;                            // storage (table) id
   TreeGeometry g;
-  std::vector<TreeLeaf> leaves;      // ascending, contiguous, covering [0, kInfKey)
-  std::vector<SnapshotPtr> interior; // the snapshot's interior pages (rewritten whole on a change)
+  LeafList leaves;                        // ascending, contiguous, covering [0, kInfKey)
+  ParallelVector<SnapshotPtr> interior;   // the snapshot's interior pages (rewritten whole on a change)
   SnapshotPtr root = 0;
   std::vector<uint64_t> bounds;      // the volatile leaves' low keys, taken before a gleaning
 };
@@ -35,7 +39,13 @@ struct TreeRecord {
 // records; append them to `out`. Returns the pages written.
 uint64_t write_tree_leaves(const TreeSnapshot& t, SnapshotArea& area, uint64_t low, uint64_t high,
                            const std::vector<TreeRecord>& recs, const std::vector<uint64_t>& bounds, uint64_t epoch,
-                           uint64_t snapshot_id, std::vector<TreeLeaf>& out);
+                           uint64_t snapshot_id, LeafList& out);
+
+// t.leaves with each changed leaf replaced by its pieces: `changed` holds (leaf number, pieces)
+// in ascending leaf order. The unchanged leaves are copied a run per thread, each run at its
+// offset in the new list (its start plus the pieces the changes before it added).
+void splice_tree_leaves(TreeSnapshot& t, const std::vector<std::pair<uint64_t, const LeafList*>>& changed,
+                        int nthreads = 1);
 
 // Told, on each helper thread of a page-writing pass, the device traffic that thread caused (the
 // calling thread's own traffic stays on its counters).
@@ -53,13 +63,15 @@ void page_runs(size_t n, int nthreads, const HelperTraffic& traffic, F&& f) {
   });
 }
 
-// The interior pages over t.leaves, written anew bottom up (the previous ones retired), each
-// level's pages on up to `nthreads` threads; sets t.root and t.interior. Returns the pages written.
+// The interior pages over t.leaves, written anew bottom up (the previous ones retired as one
+// list), each level's pages on up to `nthreads` threads; sets t.root and t.interior. Returns the
+// pages written.
 uint64_t write_tree_interiors(TreeSnapshot& t, SnapshotArea& area, uint64_t epoch, uint64_t snapshot_id,
                               int nthreads = 1, const HelperTraffic& traffic = {});
 
 // Restart: t.leaves, t.interior and t.root from the snapshot tree under `root` (its interior
-// pages read, charged), each level's pages on `nthreads` threads.
+// pages read, charged), each level's pages on `nthreads` threads, each thread writing what it
+// read into the lists at its offset.
 void read_tree_snapshot(TreeSnapshot& t, const SnapshotArea& area, SnapshotPtr root, int nthreads = 1);
 
 // Merge the durable log's last writes `upd` (ascending keys, one per key; del: a delete) onto

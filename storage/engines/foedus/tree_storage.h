@@ -33,6 +33,7 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <span>
 #include <stdexcept>
 #include <thread>
 #include <tuple>
@@ -193,7 +194,7 @@ class TreeStorage {
   // A fresh volatile interior over the snapshot leaves `leaves` (load, restart): every volatile
   // page of the tree (leaves and retired pages included) goes back to the pool first. Each
   // level's pages are filled on `nthreads` threads, each a run of them.
-  void build(const std::vector<TreeLeaf>& leaves, VolatilePool& pool, int nthreads = 1) {
+  void build(std::span<const TreeLeaf> leaves, VolatilePool& pool, int nthreads = 1) {
     free_all(pool);
     uint64_t per = std::max<uint64_t>(2, g.fanout * 3 / 4);
     struct Child {
@@ -201,23 +202,30 @@ class TreeStorage {
       Page* page;
       SnapshotPtr ptr;
     };
-    std::vector<Child> level;
-    for (const TreeLeaf& l : leaves) level.push_back({l.low, l.high, nullptr, l.ptr});
+    ParallelVector<Child> level;  // the level just built; below the first, the leaves themselves
+    size_t count = leaves.size();
     uint16_t lv = 1;
     do {
-      std::vector<Child> up((level.size() + per - 1) / per);
+      auto child = [&](size_t i) {
+        return lv == 1 ? Child{leaves[i].low, leaves[i].high, nullptr, leaves[i].ptr} : level[i];
+      };
+      ParallelVector<Child> up;
+      up.resize((count + per - 1) / per);
       const size_t nw = std::min(up.size(), size_t(std::max(1, nthreads)));
       std::atomic<bool> full{false};
       parallel(int(nw), [&](int w) {
-        for (size_t k = up.size() * size_t(w) / nw; k < up.size() * size_t(w + 1) / nw; k++) {
-          const size_t i = k * per, n = std::min<size_t>(per, level.size() - i);
+        const size_t lo = up.size() * size_t(w) / nw, hi = up.size() * size_t(w + 1) / nw;
+        std::fill(up.begin() + long(lo), up.begin() + long(hi), Child{});  // no page yet (a full pool stops the run)
+        for (size_t k = lo; k < hi; k++) {
+          const size_t i = k * per, n = std::min<size_t>(per, count - i);
           Page* p = pool.take();
           if (!p) return full.store(true);
-          tp::init(p, info.id, lv, level[i].low, level[i + n - 1].high);
+          tp::init(p, info.id, lv, child(i).low, child(i + n - 1).high);
           for (size_t j = 0; j < n; j++) {
-            tp::ekey(p, j) = level[i + j].low;
-            tp::entry(p, j)->volatile_page.store(level[i + j].page, std::memory_order_relaxed);
-            tp::entry(p, j)->snapshot_page.store(level[i + j].ptr, std::memory_order_relaxed);
+            const Child c = child(i + j);
+            tp::ekey(p, j) = c.low;
+            tp::entry(p, j)->volatile_page.store(c.page, std::memory_order_relaxed);
+            tp::entry(p, j)->snapshot_page.store(c.ptr, std::memory_order_relaxed);
           }
           tp::count(p) = n;
           up[k] = {tp::low(p), tp::high(p), p, 0};
@@ -231,8 +239,9 @@ class TreeStorage {
         take(pool);  // the pool is empty: throws the budget error
       }
       level = std::move(up);
+      count = level.size();
       lv++;
-    } while (level.size() > 1);
+    } while (count > 1);
     root_.store(level[0].page, std::memory_order_release);
   }
 

@@ -8,7 +8,9 @@
 # the image (recovery may write to it) per thread count, REPS times interleaved. Prints each
 # step's median seconds, its range, and the speedup over one thread: the median of each
 # repetition's own ratio (the thread counts of a repetition run back to back, so a slow minute
-# of the host weighs on both) and the ratio of the medians. Steps whose one-thread median is under SHORT_MS are marked short: a thread start alone
+# of the host weighs on both) and the ratio of the medians; `busy` is the step's CPU time over
+# threads x wall time (recovery.steps_cpu_s: below 1, its threads waited) and `cpu` its CPU
+# time over one thread's (above 1, the threads did more work between them). Steps whose one-thread median is under SHORT_MS are marked short: a thread start alone
 # costs this VM 0.05-0.5 ms, so their ratio says little. Not a test: it prints numbers, it does
 # not judge them. Issue 28 sets the goal every step >= 1.8x at 2 threads on a 2-core machine.
 set -euo pipefail
@@ -55,6 +57,7 @@ for p in pairs:
           f" speedup over {t0} thread: median of the repetitions' ratios (ratio of the medians)")
     for s in steps:
         val = {t: [r["total_s"] if s == "total_s" else r["steps_s"][s] for r in runs[t]] for t in threads}
+        cpu = {t: [sum(r["steps_cpu_s"].values()) if s == "total_s" else r["steps_cpu_s"][s] for r in runs[t]] for t in threads}
         med = {t: statistics.median(v) for t, v in val.items()}
         cells = []
         for t in threads:
@@ -62,6 +65,13 @@ for p in pairs:
             if t != t0 and med[t] > 0:
                 ratios = [a / b for a, b in zip(val[t0], val[t]) if b > 0]
                 c += f" {statistics.median(ratios):4.2f}x ({med[t0] / med[t]:4.2f}x)"
+            # busy: the step's CPU time over (threads x wall), median of the repetitions: what
+            # share of the threads' time went into work rather than waiting for a core or a thread
+            c += f" busy {statistics.median(cc / (t * w) for cc, w in zip(cpu[t], val[t]) if w > 0):4.2f}" if med[t] > 0 else ""
+            # cpu: the step's CPU time over one thread's, median of the repetitions' ratios (above
+            # 1, the threads did more work between them than one did: contention, first touches)
+            if t != t0 and med[t] > 0:
+                c += f" cpu {statistics.median(b / a for a, b in zip(cpu[t0], cpu[t]) if a > 0):4.2f}"
             cells.append(c)
         note = "  short" if s != "total_s" and med[t0] * 1000 < short_ms else ""
         print(f"  {s:36s} {'   '.join(cells)}{note}")

@@ -23,6 +23,7 @@
 //   nlohmann::json stats()           cache hits, memory by kind, engine-specific numbers
 #pragma once
 #include <chrono>
+#include <ctime>
 #include <concepts>
 #include <cstdint>
 #include <string>
@@ -102,25 +103,41 @@ concept offers_inserts = requires(E& e, typename E::Thread& th, RowRef& ref, Acc
 };
 
 // Time per recovery step, in order, for the output's `recovery` object.
+// The CPU time of every thread of the process so far (user and system): a recovery step's CPU
+// time against its wall time says whether its threads worked or waited (nothing else runs
+// during a recovery).
+inline double process_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
 struct RecoveryReport {
   std::vector<std::pair<std::string, double>> steps;
+  std::vector<std::pair<std::string, double>> cpu;  // each step's CPU time, all threads together
   uint64_t rows = 0;
   uint64_t replayed = 0;  // log records (or tuples) applied
   // The engine's own counts of how its recovery went (pieces of a log, pieces parsed again).
   std::vector<std::pair<std::string, uint64_t>> counts;
   std::chrono::steady_clock::time_point since = std::chrono::steady_clock::now();
+  double cpu_since = process_cpu_s();
 
   // End a step: the time since the previous step ended (or since the report was made).
   void lap(const char* step) {
     auto now = std::chrono::steady_clock::now();
+    const double c = process_cpu_s();
     steps.push_back({step, std::chrono::duration<double>(now - since).count()});
+    cpu.push_back({step, c - cpu_since});
     since = now;
+    cpu_since = c;
   }
-  // End a step that the code timed itself, `s` seconds from the previous step's end (a part of
-  // one call: the gleaner's stages); the next lap() starts where it ended.
-  void part(const char* step, double s) {
+  // End a step that the code timed itself, `s` seconds and `cpu_s` of CPU from the previous
+  // step's end (a part of one call: the gleaner's stages); the next lap() starts where it ended.
+  void part(const char* step, double s, double cpu_s) {
     steps.push_back({step, s});
+    cpu.push_back({step, cpu_s});
     since += std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
+    cpu_since += cpu_s;
   }
 };
 

@@ -68,6 +68,7 @@ nlohmann::json recovery_json(const RecoveryReport& rep, const dev::Counters& rc,
   nlohmann::json r;
   double total = 0;
   for (auto& [step, s] : rep.steps) { r["steps_s"][step] = s; total += s; }
+  for (auto& [step, c] : rep.cpu) r["steps_cpu_s"][step] = c;
   r["total_s"] = total;
   r["rows"] = rep.rows;
   r["replayed"] = rep.replayed;

@@ -30,6 +30,7 @@ for cc in "${PAIRS[@]}"; do
       check "$f" "d['recovery']['rows'] == 20000" "$cc recovery $round: row count"
       check "$f" "d['config']['engine'] + '-' + d['config']['cc'] == '$cc'" "$cc recovery $round: config names the pair"
       check "$f" "d['config']['engine'] != 'mmdb' or 0 < d['recovery']['counts']['redo_pieces']" "$cc recovery $round: no redo piece resolved"
+      check "$f" "set(d['recovery']['steps_cpu_s']) == set(d['recovery']['steps_s']) and min(d['recovery']['steps_cpu_s'].values()) >= 0 and 0 < sum(d['recovery']['steps_cpu_s'].values())" "$cc recovery $round: a CPU time for every step"
     done
     # Recovering the recovered image again reads the same checkpoint and log: same result.
     for key in "d['verification']" "d['recovery']['rows']" "d['recovery']['replayed']"; do

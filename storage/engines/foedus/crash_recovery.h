@@ -63,11 +63,13 @@ inline uint64_t tree_rows(const std::vector<TreeSnapshot>& tsnap, const Snapshot
   std::vector<uint64_t> rows(nw, 0);
   for (auto& t : tsnap)
     parallel(int(nw), [&](int w) {
+      uint64_t mine = 0;  // in a local: neighbouring threads' counts share a cache line
       for (size_t i = t.leaves.size() * size_t(w) / nw; i < t.leaves.size() * size_t(w + 1) / nw; i++) {
         const Page* p = area.page(snapshot_index(t.leaves[i].ptr));
         dev::read(p, sizeof(PageHeader));
-        rows[size_t(w)] += tp::count(p);
+        mine += tp::count(p);
       }
+      rows[size_t(w)] += mine;
     });
   uint64_t sum = 0;
   for (uint64_t r : rows) sum += r;

@@ -319,9 +319,9 @@ class Foedus {
     GleanResult r = glean(trees_, tsnap_, *area_, ranges, durable, snapshot_id_ + 1,
                           std::min(nthreads, env_.opt.gleaner_mappers > 1 ? env_.opt.gleaner_mappers : nthreads),
                           std::max(1, env_.opt.gleaner_reducers > 1 ? env_.opt.gleaner_reducers : nthreads), &env_.dram);
-    rep.part("glean_map_logs", r.map_s);  // the gleaner's stages (gleaner.h), each on every thread
-    rep.part("glean_reduce_leaves", r.reduce_s);
-    rep.part("glean_write_interiors", r.interior_s);
+    rep.part("glean_map_logs", r.map_s, r.map_cpu_s);  // the gleaner's stages (gleaner.h), each on every thread
+    rep.part("glean_reduce_leaves", r.reduce_s, r.reduce_cpu_s);
+    rep.part("glean_write_interiors", r.interior_s, r.interior_cpu_s);
     rep.replayed = r.records;
     rep.counts = {{"log_pieces", r.pieces}, {"log_pieces_parsed_again", r.pieces_parsed_again}};
     note_torn(r, ranges);

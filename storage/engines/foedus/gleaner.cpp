@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "storage/device/power_fail.h"
+#include "storage/engine.h"
 #include "storage/engines/foedus/epoch.h"
 #include "storage/engines/foedus/log_buffer.h"
 #include "storage/engines/foedus/metadata.h"
@@ -173,6 +174,7 @@ GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& o
                   const std::vector<LogRange>& logs, uint64_t epoch, uint64_t snapshot_id, int mappers, int reducers,
                   dev::DramBudget* dram) {
   auto t0 = clk::now();  // the map stage's time includes this set-up
+  const double cpu0 = process_cpu_s();
   GleanResult res;
   mappers = std::max(1, mappers);
   reducers = std::max(1, reducers);
@@ -375,6 +377,8 @@ GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& o
   for (auto& mb : buckets)
     for (auto& b : mb) res.reducer_input += b.size();
   res.map_s = since(t0);
+  const double cpu1 = process_cpu_s();
+  res.map_cpu_s = cpu1 - cpu0;
 
   // Reducers: sort, compact across mappers, merge onto the previous snapshot's leaves.
   auto t1 = clk::now();
@@ -476,6 +480,8 @@ GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& o
     res.pages_written += changes[size_t(r)].size() + tree_pages[size_t(r)];
   }
   res.reduce_s = since(t1);
+  const double cpu2 = process_cpu_s();
+  res.reduce_cpu_s = cpu2 - cpu1;
   // The partitions' entries point into the logs (and the pieces' copies) and are done with: free them.
   buckets = {};
   bucket_mem.clear();
@@ -515,6 +521,7 @@ GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& o
   account(c0);
   res.bytes_written = res.pages_written * ps;
   res.interior_s = since(t2);
+  res.interior_cpu_s = process_cpu_s() - cpu2;
   res.work_peak_bytes = work.peak();
   res.work_unbudgeted_bytes = work.unbudgeted();
   return res;

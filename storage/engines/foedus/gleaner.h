@@ -55,6 +55,8 @@ struct GleanResult {
   uint64_t pieces = 0, pieces_parsed_again = 0;
   uint64_t pages_written = 0, bytes_written = 0;
   double map_s = 0, reduce_s = 0, interior_s = 0;
+  // The same stages' CPU time, the process's (meaningful at a restart, when nothing else runs).
+  double map_cpu_s = 0, reduce_cpu_s = 0, interior_cpu_s = 0;
   dev::Counters device;        // the gleaner threads' own traffic
   // DRAM working memory (hash maps, partitions, sort arrays, page buffers): its peak, and what
   // of it the DRAM budget could not cover (charged as foedus.gleaner_work while it lives).

@@ -112,8 +112,8 @@ auto NvCaracal<CC>::recover_state(int threads, RecoveryReport& rep) -> Recovered
     for (const Found& f : run.found) {
       Row* r = place_row(f.table, f.key, f.prow, f.len, run.base[f.table]++);
       if (f.gc) run.gc_now.push_back(r);
-      nrows++;
     }
+    nrows += run.found.size();  // once a run: a shared counter bumped per row bounced between the cores
   });
   for (Run& run : runs) {  // in each core's block order, as one thread per core found them
     auto& gc = th_[size_t(run.core)].gc_now;

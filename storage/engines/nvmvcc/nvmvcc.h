@@ -275,9 +275,13 @@ class NvMvcc {
     std::atomic<bool> duplicate{false};
     std::atomic<uint64_t> duplicate_key{0};
     parallel(int(nw), [&](int w) {
+      // Counts in locals, written once at the end: neighbouring threads' counts share a cache
+      // line, which bumping them in place would bounce between the cores.
+      uint64_t my_rows = 0, my_dropped = 0;
       for (size_t k; (k = next.fetch_add(1)) < runs.size();) {
         Table& t = *tables_[runs[k].table];
         VersionHeap& heap = *t.heap;
+        uint64_t top = 0;
         for (uint64_t i = runs[k].lo; i < runs[k].hi; i++) {
           RecordHead* h = &t.heads[i];
           dev::read(h, sizeof *h);  // recovery's reads are charged like any other (issue 17)
@@ -288,7 +292,7 @@ class NvMvcc {
             dev::read(v, sizeof *v);
             uint64_t s = v->inl.load() ? uint64_t(v->inl.load()) : CC::recovered_status(v->txid.load());
             if (s == kCommitted) { keep = r; break; }
-            dropped[size_t(w)]++;  // an uncommitted version: no log, nothing is replayed
+            my_dropped++;  // an uncommitted version: no log, nothing is replayed
             r = v->prev;
           }
           if (!keep || heap.at(keep)->tombstone()) {  // never committed, or deleted: gone
@@ -308,10 +312,13 @@ class NvMvcc {
           used[runs[k].table][keep - 1] = 1;
           if (!t.index->insert(h->key, reinterpret_cast<uint64_t>(h)) && !duplicate.exchange(true))
             duplicate_key = h->key;
-          tops[runs[k].table * nw + size_t(w)] = std::max(tops[runs[k].table * nw + size_t(w)], i + 1);
-          rows[size_t(w)]++;
+          top = i + 1;  // heads ascend within a run
+          my_rows++;
         }
+        uint64_t& tw = tops[runs[k].table * nw + size_t(w)];
+        tw = std::max(tw, top);
       }
+      rows[size_t(w)] = my_rows, dropped[size_t(w)] = my_dropped;
       dev::fence();
     });
     if (duplicate) throw std::runtime_error("nvmvcc: duplicate key " + std::to_string(duplicate_key.load()) + " in the record heads");

@@ -30,7 +30,12 @@ inline RecoveryReport Wbl<CC>::recover(int nthreads) {
   std::atomic<size_t> next{0};
   std::atomic<bool> foreign{false};
   parallel(nthreads, [&](int w) {
-    auto put_free = [&](zen::NvmTuple* t) { freed[size_t(w)].push_back(reinterpret_cast<char*>(t)); };
+    // The thread's lists and counts in locals, put back at the end (neighbouring threads' share
+    // cache lines: bumping them in place would bounce the lines between the cores).
+    std::vector<char*> my_freed;
+    std::vector<Version*> my_tombs;
+    uint64_t my_committed = 0, my_discarded = 0, my_max_cts = 0;
+    auto put_free = [&](zen::NvmTuple* t) { my_freed.push_back(reinterpret_cast<char*>(t)); };
     for (size_t i; (i = next.fetch_add(1)) < used.size();) {
       uint64_t p = used[i];
       uint32_t table = heap_->pages().owner(p).table;
@@ -46,17 +51,20 @@ inline RecoveryReport Wbl<CC>::recover(int nthreads) {
           v->set_cts(0);
           dev::flush(v, 8);
           put_free(v->tuple());
-          discarded[size_t(w)]++;
+          my_discarded++;
           continue;
         }
         if (v->table() != table) { foreign = true; continue; }
-        max_cts[size_t(w)] = std::max(max_cts[size_t(w)], c);
+        my_max_cts = std::max(my_max_cts, c);
         zen::update_index_gc(*tables_[table]->index, v->tuple(), put_free);
-        if (v->deleted()) tombs[size_t(w)].push_back(v);
-        committed[size_t(w)]++;
+        if (v->deleted()) my_tombs.push_back(v);
+        my_committed++;
       }
     }
     dev::fence();
+    freed[size_t(w)] = std::move(my_freed);
+    tombs[size_t(w)] = std::move(my_tombs);
+    committed[size_t(w)] = my_committed, discarded[size_t(w)] = my_discarded, max_cts[size_t(w)] = my_max_cts;
   });
   if (foreign) throw std::runtime_error("wbl recovery: a version names a table its page does not belong to");
   dev::crash_point("wbl.recovery_scanned");
@@ -102,18 +110,22 @@ inline RecoveryReport Wbl<CC>::recover(int nthreads) {
   std::atomic<bool> shared_head{false};
   next = 0;
   parallel(nthreads, [&](int w) {
+    uint64_t my_rows = 0;  // in a local, as the scan's counts
     for (size_t i; (i = next.fetch_add(1)) < parts.size();) {
       Table& t = *tables_[parts[i].table];
-      uint64_t& top = tops[parts[i].table * nw + size_t(w)];
+      uint64_t top = 0;
       t.index->for_each_in(parts[i].lo, parts[i].hi, [&](uint64_t, uint64_t x) {
         uint32_t hid = Version::at(zen::nvm_of(x))->head();
         if (hid >= t.info.capacity || taken[parts[i].table][hid].exchange(1)) { shared_head = true; return; }
         top = std::max<uint64_t>(top, uint64_t(hid) + 1);
         new (head(t, hid)) Meta();
         dev::write(head(t, hid), sizeof(Meta));
-        rows[size_t(w)]++;
+        my_rows++;
       });
+      uint64_t& tw = tops[parts[i].table * nw + size_t(w)];
+      tw = std::max(tw, top);
     }
+    rows[size_t(w)] = my_rows;
   });
   if (shared_head) throw std::runtime_error("wbl recovery: two tuples share a head, or a head id is out of range");
   for (uint64_t r : rows) rep.rows += r;

@@ -50,15 +50,23 @@ inline RecoveryReport Zen<CC>::recover(int nthreads) {
   auto on_items = [&](auto&& f) {
     std::atomic<size_t> next{0};
     parallel(int(n), [&](int w) {
-      auto put_free = [&](NvmTuple* t) { freed[size_t(w)].push_back(reinterpret_cast<char*>(t)); };
+      // The thread's lists and count in locals, put back at the end: neighbouring threads'
+      // list headers and counts share cache lines, which bumping them in place would bounce.
+      std::vector<char*> my_freed = std::move(freed[size_t(w)]);
+      std::vector<NvmTuple*> my_tombs = std::move(tombs[size_t(w)]);
+      uint64_t my_keys = 0;
+      auto put_free = [&](NvmTuple* t) { my_freed.push_back(reinterpret_cast<char*>(t)); };
       auto index_gc = [&](NvmTuple* t) {
         if (t->table() >= tables_.size() || t->table() != heap_->pages().table_of(t))
           throw std::runtime_error("zen recovery: NVM-tuple names a table its page does not belong to");
-        keys[size_t(w)] += update_index_gc(*tables_[t->table()]->index, t, put_free);
-        if (t->deleted()) tombs[size_t(w)].push_back(t);
+        my_keys += update_index_gc(*tables_[t->table()]->index, t, put_free);
+        if (t->deleted()) my_tombs.push_back(t);
       };
       for (size_t k; (k = next.fetch_add(1)) < items.size();) f(items[k].first, items[k].second, index_gc, put_free);
       dev::fence();  // line 25 (the discarded slots' flushes)
+      freed[size_t(w)] = std::move(my_freed);
+      tombs[size_t(w)] = std::move(my_tombs);
+      keys[size_t(w)] += my_keys;
     });
   };
   on_items([&](size_t r, size_t i, auto& index_gc, auto& put_free) {

@@ -24,8 +24,10 @@ inline void read_snapshot(std::vector<SnapshotTree>& trees, std::vector<TreeSnap
     t.ptrs.back()[0] = sm.root[t.id];
     for (int level = t.shape.root_level(); level > 0; level--) {
       const uint64_t count = t.shape.pages[size_t(level)];
-      parallel(int(nw), [&](int w) {
-        const uint64_t lo = count * uint64_t(w) / nw, hi = count * uint64_t(w + 1) / nw, fanout = t.shape.g.fanout;
+      // Runs of at least kMinRunPages pages: the levels near the root are read on this thread
+      // rather than paying a thread start (up to half a millisecond on a VM) for a page or two.
+      parallel_runs(count, int(nw), kMinRunPages, [&](uint64_t lo, uint64_t hi, bool) {
+        const uint64_t fanout = t.shape.g.fanout;
         const SnapshotPtr* parents = t.ptrs[size_t(level)].data();
         SnapshotPtr* children = t.ptrs[size_t(level) - 1].data();
         for (uint64_t idx = lo; idx < hi; idx++) {

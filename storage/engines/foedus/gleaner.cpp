@@ -113,8 +113,9 @@ constexpr uint64_t kMinPiece = 64 << 10;  // a guess and a thread's turn cost mi
 constexpr int kPiecesPerMapper = 4;       // pieces taken in turn even out the mappers' times
 
 // A piece of one log's range [begin, end) (offsets from the range's start): the records that
-// start in it, as one mapper parsed them.
-struct Piece {
+// start in it, as one mapper parsed them. A cache line of its own: mappers parsing neighbouring
+// pieces bump their counts and lists record by record.
+struct alignas(64) Piece {
   Piece(size_t l, uint64_t b, uint64_t e) : log(l), begin(b), end(e) {}
   size_t log;
   uint64_t begin, end;
@@ -398,6 +399,11 @@ GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& o
   std::vector<uint64_t> applied(size_t(reducers), 0), tree_pages(size_t(reducers), 0);
   parallel(reducers, [&](int r) {
     dev::Counters c0 = dev::my_counters();
+    // The reducer's lists and counts in locals, put in its slots at the end: neighbouring
+    // reducers' slots share cache lines, which bumping them in place would bounce.
+    std::vector<Change> my_changes;
+    std::vector<TreeChange> my_tree_changes;
+    uint64_t my_applied = 0, my_tree_pages = 0;
     std::vector<Entry> all;
     size_t n = 0;
     for (int m = 0; m < mappers; m++) n += buckets[size_t(m)][size_t(r)].size();
@@ -429,12 +435,12 @@ GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& o
         }
         const Page* old = area.page(snapshot_index(t.leaves[leaf].ptr));
         dev::read(old, ps);  // merge onto the previous snapshot page
-        applied[size_t(r)] += merge_tree_leaf(t, old, upd, merged);
+        my_applied += merge_tree_leaf(t, old, upd, merged);
         mem.set(vector_bytes(all) + 2 * ps + vector_bytes(upd) + vector_bytes(merged));
         TreeChange c{ti - na, leaf, {}};
-        tree_pages[size_t(r)] += write_tree_leaves(t, area, t.leaves[leaf].low, t.leaves[leaf].high, merged, t.bounds,
+        my_tree_pages += write_tree_leaves(t, area, t.leaves[leaf].low, t.leaves[leaf].high, merged, t.bounds,
                                                    epoch, snapshot_id, c.pieces);
-        tree_changes[size_t(r)].push_back(std::move(c));
+        my_tree_changes.push_back(std::move(c));
         if (r == 0 && first) dev::crash_point("foedus.gleaner_mid_write");
         first = false;
         continue;
@@ -463,16 +469,19 @@ GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& o
         if (old && p->tid(s, g.slot)->load(std::memory_order_relaxed) >= tid) continue;
         p->tid(s, g.slot)->store(tid, std::memory_order_relaxed);
         memcpy(p->payload(s, g.slot), all[i].payload, g.len);
-        applied[size_t(r)]++;
+        my_applied++;
       }
       uint64_t idx = area.take();
       dev::nt_copy(area.page(idx), page.data(), ps);
-      changes[size_t(r)].push_back({ti, leaf, make_snapshot_ptr(snapshot_id, idx)});
+      my_changes.push_back({ti, leaf, make_snapshot_ptr(snapshot_id, idx)});
       if (r == 0 && first) dev::crash_point("foedus.gleaner_mid_write");
       first = false;
     }
     // Injected bug: the snapshot metadata may then name pages that never reached NVM.
     if (!dev::fault_is(dev::Fault::EarlyRecord)) dev::fence();
+    changes[size_t(r)] = std::move(my_changes);
+    tree_changes[size_t(r)] = std::move(my_tree_changes);
+    applied[size_t(r)] = my_applied, tree_pages[size_t(r)] = my_tree_pages;
     account(c0);
   });
   for (int r = 0; r < reducers; r++) {

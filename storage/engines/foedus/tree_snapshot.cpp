@@ -150,7 +150,7 @@ void read_tree_snapshot(TreeSnapshot& t, const SnapshotArea& area, SnapshotPtr r
   ParallelVector<SnapshotPtr> level;
   level.push_back(root);
   while (!level.empty()) {
-    const size_t nw = std::min(size_t(std::max(1, nthreads)), level.size());
+    const size_t nw = std::clamp<size_t>(level.size() / kMinRunPages, 1, size_t(std::max(1, nthreads)));
     const size_t interior0 = t.interior.size(), leaves0 = t.leaves.size();
     std::vector<std::vector<SnapshotPtr>> below(nw);
     std::vector<std::vector<TreeLeaf>> leaves(nw);

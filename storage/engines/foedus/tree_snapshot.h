@@ -51,11 +51,14 @@ void splice_tree_leaves(TreeSnapshot& t, const std::vector<std::pair<uint64_t, c
 // calling thread's own traffic stays on its counters).
 using HelperTraffic = std::function<void(const dev::Counters&)>;
 
+// Interior pages worth a thread of their own: fewer are read or written on the calling thread
+// (a thread start costs a VM up to half a millisecond).
+constexpr size_t kMinRunPages = 64;
+
 // f(begin, end) over runs of [0, n) pages, on up to `nthreads` threads when the pages are many
 // enough to pay for the threads' start (a level of interior pages: each page apart from the rest).
 template <class F>
 void page_runs(size_t n, int nthreads, const HelperTraffic& traffic, F&& f) {
-  constexpr size_t kMinRunPages = 64;
   parallel_runs(n, nthreads, kMinRunPages, [&](size_t begin, size_t end, bool helper) {
     dev::Counters c0 = dev::my_counters();
     f(begin, end);

@@ -3,7 +3,6 @@
 #pragma once
 #include <algorithm>
 #include <cstddef>
-#include <exception>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -12,36 +11,27 @@
 
 namespace nvt {
 
-// Run f(0) .. f(n-1) on n threads and wait for all: the loaders' and recoveries' fan-out. The
-// calling thread runs f(0) itself: a thread started while the caller kept its core busy was
-// seen to wait 0.6-3.9 ms for a core on a 2-vCPU VM, longer than many recovery steps. Each
-// started thread pays what it owes the device model and publishes its counters before it
-// ends, so that a recovery's report counts its helpers' traffic (dev::published()); the
-// caller's traffic stays on its own counters.
+// Run f(0) .. f(n-1) on n threads and wait for all: the loaders' and recoveries' fan-out. Each
+// thread pays what it owes the device model and publishes its counters before it ends, so
+// that a recovery's report counts its helpers' traffic (dev::published()). f(0) runs on a
+// thread of its own too, not the caller: under --power-fail a thread's stores persist at its
+// own fences, and the crash tests' injected faults (a reducer that skips its fence) rely on
+// the helpers' stores being theirs alone.
 template <class F>
 void parallel(int n, F&& f) {
   std::vector<std::thread> ts;
-  for (int i = 1; i < n; i++)
+  for (int i = 0; i < n; i++)
     ts.emplace_back([&f, i] {
       f(i);
       dev::pay_debt();
       dev::publish();
     });
-  std::exception_ptr failed;
-  if (n > 0) try {
-      f(0);
-      dev::pay_debt();
-    } catch (...) {
-      failed = std::current_exception();  // the others are joined first
-    }
   for (auto& t : ts) t.join();
-  if (failed) std::rethrow_exception(failed);
 }
 
-// f(begin, end, helper) for `nthreads` equal runs of [0, n): on parallel()'s threads when each
-// run would hold at least `min_run` items, else once on the calling thread for all of it (a
-// thread start costs this VM 0.05-0.5 ms, more than a short run). helper: the run is on a
-// started thread, not the caller (whose traffic stays on its own counters).
+// f(begin, end, helper) for `nthreads` equal runs of [0, n): on parallel() threads (helper =
+// true) when each run would hold at least `min_run` items, else once on the calling thread for
+// all of it (a thread start costs this VM 0.05-0.5 ms, more than a short run).
 template <class F>
 void parallel_runs(size_t n, int nthreads, size_t min_run, F&& f) {
   const size_t k = std::min(size_t(std::max(1, nthreads)), std::max<size_t>(1, n / std::max<size_t>(1, min_run)));
@@ -49,7 +39,7 @@ void parallel_runs(size_t n, int nthreads, size_t min_run, F&& f) {
     if (n) f(size_t(0), n, false);
     return;
   }
-  parallel(int(k), [&](int w) { f(n * size_t(w) / k, n * size_t(w + 1) / k, w != 0); });
+  parallel(int(k), [&](int w) { f(n * size_t(w) / k, n * size_t(w + 1) / k, true); });
 }
 
 // Merge ascending [a, a + na) and [b, b + nb) into out[0, na + nb) on up to `nthreads` threads:

@@ -10,8 +10,9 @@
 # repetition's own ratio (the thread counts of a repetition run back to back, so a slow minute
 # of the host weighs on both) and the ratio of the medians; `busy` is the step's CPU time over
 # threads x wall time (recovery.steps_cpu_s: below 1, its threads waited) and `cpu` its CPU
-# time over one thread's (above 1, the threads did more work between them). Steps whose one-thread median is under SHORT_MS are marked short: a thread start alone
-# costs this VM 0.05-0.5 ms, so their ratio says little. Not a test: it prints numbers, it does
+# time over one thread's (above 1, the threads did more work between them). Steps whose
+# one-thread median is under SHORT_MS are marked short: a thread start alone costs this VM
+# 0.05-0.5 ms, so their ratio says little. Not a test: it prints numbers, it does
 # not judge them. Issue 28 sets the goal every step >= 1.8x at 2 threads on a 2-core machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."

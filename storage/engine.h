@@ -23,9 +23,9 @@
 //   nlohmann::json stats()           cache hits, memory by kind, engine-specific numbers
 #pragma once
 #include <chrono>
-#include <ctime>
 #include <concepts>
 #include <cstdint>
+#include <ctime>
 #include <string>
 #include <utility>
 #include <vector>
@@ -102,7 +102,6 @@ concept offers_inserts = requires(E& e, typename E::Thread& th, RowRef& ref, Acc
   e.scan_keys(uint32_t(0), uint64_t(0), uint64_t(0), size_t(0), keys, false);
 };
 
-// Time per recovery step, in order, for the output's `recovery` object.
 // The CPU time of every thread of the process so far (user and system): a recovery step's CPU
 // time against its wall time says whether its threads worked or waited (nothing else runs
 // during a recovery).
@@ -112,6 +111,7 @@ inline double process_cpu_s() {
   return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
+// Time per recovery step, in order, for the output's `recovery` object.
 struct RecoveryReport {
   std::vector<std::pair<std::string, double>> steps;
   std::vector<std::pair<std::string, double>> cpu;  // each step's CPU time, all threads together

@@ -438,8 +438,8 @@ GleanResult glean(std::vector<SnapshotTree>& trees, std::vector<TreeSnapshot>& o
         my_applied += merge_tree_leaf(t, old, upd, merged);
         mem.set(vector_bytes(all) + 2 * ps + vector_bytes(upd) + vector_bytes(merged));
         TreeChange c{ti - na, leaf, {}};
-        my_tree_pages += write_tree_leaves(t, area, t.leaves[leaf].low, t.leaves[leaf].high, merged, t.bounds,
-                                                   epoch, snapshot_id, c.pieces);
+        my_tree_pages += write_tree_leaves(t, area, t.leaves[leaf].low, t.leaves[leaf].high, merged, t.bounds, epoch,
+                                           snapshot_id, c.pieces);
         my_tree_changes.push_back(std::move(c));
         if (r == 0 && first) dev::crash_point("foedus.gleaner_mid_write");
         first = false;
